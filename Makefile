@@ -1,0 +1,29 @@
+# nowait: a kernel patch series for RWF_NOWAIT, the harness that proves it,
+# and libnowait.  `make demo` and `make check` are the two commands in README.md.
+
+.PHONY: all demo demo-stock check check-debug kernel kernel-debug
+all: lib
+
+# Build the patched kernel, boot it in QEMU, print the capability table.
+demo:
+	harness/demo.sh
+
+# The same on the Debian tree as shipped.
+demo-stock:
+	harness/demo.sh --stock
+
+# Every test; ends with "N passed, N failed, N skipped".
+check:
+	harness/check.sh
+
+# The kernel suite on the debug kernel (KASAN, lockdep), then the rest.
+check-debug:
+	harness/check.sh --debug
+
+kernel:
+	harness/kernel.sh
+
+kernel-debug:
+	harness/kernel.sh --debug
+
+-include mk/*.mk

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Boot a test kernel in QEMU and run one guest job; the console goes to LOG.
+#
+#   harness/boot.sh KERNEL INITRAMFS JOB LOG [TIMEOUT_S]
+#
+# JOB is check, demo or shell. Each filesystem the guest makes gets its own
+# sparse virtio disk; NOWAIT_IOPS, when set, throttles them all to that many
+# I/O operations per second. The exit status is the guest's, or 124 when the
+# boot timed out, or 125 when the guest ended without reporting one. A kernel
+# splat in the console fails the boot even when the job passed.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kernel=${1:?usage: $0 KERNEL INITRAMFS JOB LOG [TIMEOUT_S]}
+initramfs=${2:?} job=${3:?} log=${4:?} limit=${5:-900}
+disks=$NOWAIT_OUT/disks
+mkdir -p "$disks"
+
+drives=()
+throttle=${NOWAIT_IOPS:+,throttling.iops-total=$NOWAIT_IOPS}
+for fs in ext4 xfs btrfs vfat exfat ext2 swap; do
+	rm -f "$disks/$fs.img"
+	truncate -s 1G "$disks/$fs.img"
+	drives+=(-drive "file=$disks/$fs.img,if=none,id=$fs,format=raw,cache=none,aio=threads$throttle"
+		-device "virtio-blk-pci,drive=$fs,serial=$fs")
+done
+
+accel=tcg,thread=multi
+[ "${NOWAIT_KVM:-0}" = 1 ] && accel=kvm
+mem=${NOWAIT_MEM:-2048}
+say "boot: $(basename "$(dirname "$kernel")") kernel, job $job, $accel, ${mem} MiB, timeout ${limit}s, console in $log"
+rc=0
+timeout -k 10 "$limit" qemu-system-x86_64 \
+	-machine pc -accel "$accel" -cpu max -smp 2 -m "$mem" \
+	-display none -monitor none -no-reboot \
+	-serial "file:$log" \
+	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+	-kernel "$kernel" -initrd "$initramfs" \
+	-append "console=ttyS0 loglevel=5 panic=-1 nowait.job=$job" \
+	"${drives[@]}" </dev/null || rc=$?
+
+case $rc in
+124 | 137) say "boot: timed out after ${limit}s"; status=124 ;;
+0) say "boot: the guest ended without a status (panic or power-off)"; status=125 ;;
+*) status=$(((rc - 1) / 2)) ;;
+esac
+say "boot: guest $(grep -o 'init at [0-9.]* s' "$log" | head -1 || echo 'never started'), job status $status"
+
+# What the kernel prints when it is unwell; any one of them fails the run.
+splat='BUG:|WARNING:|Oops|KASAN|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|lockdep|INFO: task .* blocked|general protection fault|Kernel panic|RCU stall|stack-protector|list_add corruption|list_del corruption'
+if grep -aEn "$splat" "$log" >"$log.splats"; then
+	say "boot: kernel splat in the console:"
+	head -20 "$log.splats" >&2
+	[ "$status" = 0 ] && status=126
+fi
+exit "$status"

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Run every test: the kernel conformance suite in the patched kernel under
+# QEMU, checkpatch on the series, and the library's tests on the host.
+#
+#   harness/check.sh [--debug]
+#
+# --debug runs the guest suite on the debug kernel (KASAN, lockdep).
+# Ends with the line "N passed, N failed, N skipped".
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kflags=()
+[ "${1:-}" = --debug ] && kflags=(--debug)
+results=$NOWAIT_OUT/results
+mkdir -p "$NOWAIT_OUT"
+: >"$results"
+
+record() { printf '%s\n' "$*" >>"$results"; printf '%s\n' "$*"; }
+
+guest_suite() {
+	local kernel log=$NOWAIT_OUT/console-check.log rc=0
+	kernel=$("$NOWAIT_ROOT/harness/kernel.sh" "${kflags[@]}") || { record "FAIL kernel: build"; return 1; }
+	make -s -C "$NOWAIT_ROOT/kernel/tests" O="$NOWAIT_OUT/tests" >&2 || { record "FAIL tests: build"; return 1; }
+	make -s -C "$NOWAIT_ROOT/tools" O="$NOWAIT_OUT/tools" >&2 || { record "FAIL probe: build"; return 1; }
+	"$NOWAIT_ROOT/harness/initramfs.sh" "$NOWAIT_OUT/initramfs.cpio" || { record "FAIL initramfs"; return 1; }
+	[ ${#kflags[@]} -gt 0 ] && export NOWAIT_MEM=3072
+	"$NOWAIT_ROOT/harness/boot.sh" "$kernel" "$NOWAIT_OUT/initramfs.cpio" check "$log" "${NOWAIT_BOOT_TIMEOUT:-1200}" || rc=$?
+	awk -f "$NOWAIT_ROOT/harness/tap.awk" "$log" | while read -r line; do record "$line"; done
+	case $rc in
+	0) record "PASS guest: clean console, status 0" ;;
+	126) record "FAIL guest: kernel splat in the console (see $log.splats)" ;;
+	*) record "FAIL guest: status $rc (console: $log)" ;;
+	esac
+}
+
+# The standard is no errors and no warnings under --strict; CHECK notes are
+# printed for the reader but do not fail a patch (the series keeps the style
+# of the code around it, e.g. (1 << n) among the I_* inode state bits).
+checkpatch_series() {
+	local p out
+	while read -r p; do
+		case $p in '' | '#'*) continue ;; esac
+		out=$(cd "$NOWAIT_SRC" && ./scripts/checkpatch.pl --strict -q "$NOWAIT_ROOT/kernel/patches/$p" 2>&1)
+		if [ -z "$out" ] || printf '%s\n' "$out" | grep -q '^total: 0 errors, 0 warnings'; then
+			record "PASS checkpatch: $p"
+		else
+			record "FAIL checkpatch: $p"
+		fi
+		[ -z "$out" ] || printf '%s\n' "$out" | head -20 >&2
+	done <"$NOWAIT_ROOT/kernel/series"
+}
+
+library_suite() {
+	make -s -C "$NOWAIT_ROOT" lib-check 2>&1 | while read -r line; do
+		case $line in
+		'ok - '*'# SKIP'*) record "SKIP lib: ${line#ok - }" ;;
+		'ok - '*) record "PASS lib: ${line#ok - }" ;;
+		'not ok - '*) record "FAIL lib: ${line#not ok - }" ;;
+		*) printf '%s\n' "$line" >&2 ;;
+		esac
+	done
+}
+
+phase "dependencies" "$NOWAIT_ROOT/harness/deps.sh" || { record "FAIL dependencies"; }
+phase "kernel suite in QEMU" guest_suite
+phase "checkpatch" checkpatch_series
+phase "libnowait" library_suite
+
+pass=$(grep -c '^PASS' "$results")
+fail=$(grep -c '^FAIL' "$results")
+skip=$(grep -c '^SKIP' "$results")
+if [ "$skip" -gt 0 ]; then
+	echo "Skipped, with reasons:"
+	grep '^SKIP' "$results" | sed 's/^SKIP /  /'
+fi
+if [ "$fail" -gt 0 ]; then
+	echo "Failed:"
+	grep '^FAIL' "$results" | sed 's/^FAIL /  /'
+fi
+say "total wall time: $(($(date +%s) - nowait_t0)) s"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

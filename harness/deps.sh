@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Install the Debian packages nowait needs; does nothing when all are there.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+pkgs=(
+	linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev
+	ccache cpio xz-utils rsync git gcc-multilib
+	qemu-system-x86 busybox-static
+	e2fsprogs xfsprogs btrfs-progs dosfstools exfatprogs
+	liburing-dev fio gnuplot-nox
+)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	say "packages: all ${#pkgs[@]} installed"
+	exit 0
+fi
+say "packages: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Build a test kernel from Debian's linux-source-6.12 with kernel/series applied.
+#
+#   harness/kernel.sh [--debug] [--stock] [--upto N]
+#
+# --stock builds the tree without the series, --upto N with its first N patches.
+# The source is a git tree under $NOWAIT_CACHE, reset to the pristine Debian
+# tree before the series is applied with git am; objects go to a build folder
+# per variant there too, and ccache keeps its cache beside them. The image is
+# copied to build/<name>/bzImage in the clone, and that path is printed.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+variant=default name=patched upto=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--debug) variant=debug ;;
+	--stock) upto=0 ;;
+	--upto) upto=$2; shift ;;
+	*) die "usage: $0 [--debug] [--stock] [--upto N]" ;;
+	esac
+	shift
+done
+
+deb_version=$(dpkg-query -W -f='${Version}' "$KERNEL_PKG")
+tarball=/usr/src/$KERNEL_PKG.tar.xz
+git_q=(git -C "$NOWAIT_SRC" -c user.name=nowait -c user.email=nowait@localhost)
+
+unpack_source() {
+	if [ "$(cat "$NOWAIT_SRC/.nowait-debian-version" 2>/dev/null)" = "$deb_version" ]; then
+		say "source: $KERNEL_PKG $deb_version already unpacked in $NOWAIT_SRC"
+		return
+	fi
+	say "source: unpacking $tarball ($deb_version) into $NOWAIT_SRC"
+	rm -rf "$NOWAIT_SRC" "$NOWAIT_SRC.tmp"
+	mkdir -p "$NOWAIT_SRC.tmp"
+	tar -xJf "$tarball" -C "$NOWAIT_SRC.tmp" --strip-components=1
+	mv "$NOWAIT_SRC.tmp" "$NOWAIT_SRC"
+	"${git_q[@]}" init -q -b debian
+	"${git_q[@]}" add -A -f
+	"${git_q[@]}" commit -q -m "Debian $KERNEL_PKG $deb_version"
+	"${git_q[@]}" tag base
+	echo "$deb_version" >"$NOWAIT_SRC/.nowait-debian-version"
+	echo .nowait-debian-version >>"$NOWAIT_SRC/.git/info/exclude"
+}
+
+apply_series() {
+	local n=0 p
+	"${git_q[@]}" checkout -q -f --detach base
+	"${git_q[@]}" clean -q -f -d -x -e .nowait-debian-version
+	while read -r p; do
+		case $p in '' | '#'*) continue ;; esac
+		if [ -n "$upto" ] && [ "$n" -ge "$upto" ]; then break; fi
+		"${git_q[@]}" am -q "$NOWAIT_ROOT/kernel/patches/$p" >/dev/null 2>&1 || {
+			"${git_q[@]}" am --abort >/dev/null 2>&1 || true
+			die "patch $p does not apply"
+		}
+		say "series: applied $p"
+		n=$((n + 1))
+	done <"$NOWAIT_ROOT/kernel/series"
+	say "series: $n patch(es) on $KERNEL_PKG $deb_version"
+	[ "$n" -gt 0 ] || name=stock
+}
+
+configure() {
+	local frags=("$NOWAIT_ROOT/kernel/config/nowait.config")
+	[ "$variant" = debug ] && frags+=("$NOWAIT_ROOT/kernel/config/debug.config")
+	mkdir -p "$build"
+	make -s -C "$NOWAIT_SRC" O="$build" x86_64_defconfig >/dev/null
+	(cd "$NOWAIT_SRC" && ./scripts/kconfig/merge_config.sh -m -O "$build" "$build/.config" "${frags[@]}" >"$build/merge.log")
+	make -s -C "$NOWAIT_SRC" O="$build" olddefconfig >/dev/null
+	# merge_config.sh only warns when a symbol did not take; a test kernel that
+	# silently lacks xfs or KASAN is worse than no kernel.
+	local f line sym
+	for f in "${frags[@]}"; do
+		while read -r line; do
+			case $line in CONFIG_*=*) ;; *) continue ;; esac
+			sym=${line%%=*}
+			grep -qx "$line" "$build/.config" || die "config: $line did not take ($(grep "^$sym=" "$build/.config" || echo unset))"
+		done <"$f"
+	done
+}
+
+build() {
+	local jobs log=$build/build.log
+	jobs=$(nproc)
+	mkdir -p "$NOWAIT_CCACHE"
+	export CCACHE_DIR=$NOWAIT_CCACHE CCACHE_MAXSIZE=8G CCACHE_SLOPPINESS=time_macros
+	# Fixed build stamps keep ccache hits across rebuilds.
+	export KBUILD_BUILD_USER=nowait KBUILD_BUILD_HOST=nowait KBUILD_BUILD_TIMESTAMP="2025-01-01" LOCALVERSION=
+	say "build: make -j$jobs bzImage in $build (log: $log)"
+	make -C "$NOWAIT_SRC" O="$build" CC="ccache gcc" -j"$jobs" bzImage >"$log" 2>&1 &
+	local pid=$! n last=0
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 15
+		n=$(grep -c '^  [A-Z]' "$log" 2>/dev/null || true)
+		if [ "$n" != "$last" ]; then say "build: $n steps done"; last=$n; fi
+	done
+	if ! wait "$pid"; then
+		grep -E 'error|Error' "$log" | head -20 >&2
+		tail -5 "$log" >&2
+		die "kernel build failed"
+	fi
+	say "build: $(grep -c '^  [A-Z]' "$log") steps; ccache: $(ccache -s 2>/dev/null | grep -iE 'hits|hit rate' | head -1 | tr -s ' ')"
+}
+
+unpack_source
+apply_series
+[ "$variant" = debug ] && name=$name-debug
+build=$NOWAIT_CACHE/build/$variant
+configure
+build
+mkdir -p "$NOWAIT_OUT/$name"
+cp "$build/arch/x86/boot/bzImage" "$NOWAIT_OUT/$name/bzImage"
+echo "$KERNEL_PKG $deb_version, $(cd "$NOWAIT_SRC" && git log --oneline base..HEAD | wc -l) patch(es), $variant config" >"$NOWAIT_OUT/$name/version"
+echo "$NOWAIT_OUT/$name/bzImage"

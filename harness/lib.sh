@@ -1,0 +1,30 @@
+# Shared by the harness scripts: where things live, and how progress is printed.
+# shellcheck shell=bash
+
+NOWAIT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# Everything large or slow to make lives outside the clone, so that CI reuses it.
+NOWAIT_CACHE=${NOWAIT_CACHE:-/var/cache/nowait}
+NOWAIT_SRC=$NOWAIT_CACHE/linux
+NOWAIT_CCACHE=$NOWAIT_CACHE/ccache
+NOWAIT_OUT=${NOWAIT_OUT:-$NOWAIT_ROOT/build}
+KERNEL_PKG=linux-source-6.12
+
+nowait_t0=$(date +%s)
+
+say() { printf '[%4ds] %s\n' $(($(date +%s) - nowait_t0)) "$*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+# phase NAME CMD...: run CMD and print its wall time.
+phase() {
+	local name=$1 t rc=0
+	shift
+	t=$(date +%s)
+	say "== $name"
+	"$@" || rc=$?
+	if [ "$rc" = 0 ]; then
+		say "== $name: $(($(date +%s) - t)) s"
+	else
+		say "== $name: $(($(date +%s) - t)) s, failed (exit $rc)"
+	fi
+	return "$rc"
+}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libnowait: try a buffered read inline with preadv2(RWF_NOWAIT), hand what
+ * is left to a thread pool, and learn per file when trying is a waste.
+ * See nowait(7).
+ *
+ * off_t must be 64 bits wide: on 32-bit targets build with
+ * -D_FILE_OFFSET_BITS=64 (pkg-config --cflags nowait adds it).
+ */
+#ifndef NOWAIT_H
+#define NOWAIT_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Returned by nowait_read() and nowait_readv() when the request went to the
+ * pool. Errno values lie in [-4095, -1] and byte counts are >= 0, so this
+ * value is neither.
+ */
+#define NOWAIT_QUEUED ((ssize_t)-4096)
+
+struct nowait_ctx;
+struct nowait_file;
+
+/* Zero in any field selects the default shown. */
+struct nowait_params {
+	unsigned threads;		/* pool size: 4 */
+	unsigned hit_ratio_min;		/* percent; skip inline below it: 10 */
+	unsigned decay_shift;		/* new sample weighs 1/2^shift: 3 */
+	unsigned probe_interval;	/* while skipping, try every Nth read: 16 */
+	unsigned eopnotsupp_reprobe;	/* reads skipped after EOPNOTSUPP: 1024 */
+	/* Test seams: the real preadv2(2) and pthread_create(3) when NULL. */
+	ssize_t (*preadv2)(int fd, const struct iovec *iov, int iovcnt,
+			   off_t offset, int flags);
+	int (*thread_create)(pthread_t *thread, const pthread_attr_t *attr,
+			     void *(*fn)(void *), void *arg);
+};
+
+/*
+ * Caller-owned; must stay valid until completion is reaped (or until
+ * nowait_destroy() returns).
+ */
+struct nowait_req {
+	void *user_data;	/* the caller's, never touched by the library */
+	ssize_t res;		/* on completion: bytes read, or -errno */
+	/* private to the library */
+	struct nowait_file *file;
+	const struct iovec *iov;
+	int iovcnt;
+	off_t offset;
+	size_t want;
+	size_t done;
+	struct iovec one;
+	struct nowait_req *next;
+};
+
+/* Reads counted by how they were served; every read counts in exactly one
+ * of hits or the pool reasons (misses .. fb_other_error). */
+struct nowait_stats {
+	uint64_t hits;			/* completed inline (including EOF) */
+	uint64_t misses;		/* inline EAGAIN */
+	uint64_t partials;		/* inline short read, rest to the pool */
+	uint64_t skipped;		/* adaptive policy skipped the attempt */
+	uint64_t fb_eopnotsupp;
+	uint64_t fb_enosys;
+	uint64_t fb_eperm;
+	uint64_t fb_einval;
+	uint64_t fb_odirect;
+	uint64_t fb_not_regular;
+	uint64_t fb_zero_before_eof;
+	uint64_t fb_other_error;
+	uint64_t pool_jobs;
+	uint64_t bytes_inline;
+	uint64_t bytes_pool;
+};
+
+int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp);
+void nowait_destroy(struct nowait_ctx *ctx);
+int nowait_fd(const struct nowait_ctx *ctx);
+int nowait_reap(struct nowait_ctx *ctx, struct nowait_req **reqs, int max);
+
+int nowait_file_open(struct nowait_ctx *ctx, int fd, struct nowait_file **filep);
+int nowait_file_close(struct nowait_file *file);
+
+ssize_t nowait_read(struct nowait_file *file, struct nowait_req *req,
+		    void *buf, size_t len, off_t offset);
+ssize_t nowait_readv(struct nowait_file *file, struct nowait_req *req,
+		     const struct iovec *iov, int iovcnt, off_t offset);
+
+void nowait_stats(struct nowait_ctx *ctx, struct nowait_stats *stats);
+void nowait_file_stats(struct nowait_file *file, struct nowait_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
