@@ -1,0 +1,100 @@
+# libnowait: include from the top-level Makefile, or run it alone with
+# `make -f mk/libnowait.mk [target]` (default: lib).
+#   lib          static + shared library and the example (build/lib-plain/)
+#   lib-check    build and run every test in the plain, asan, ubsan and tsan
+#                variants (build/lib-<variant>/); lib-check-<variant> for one
+#   lib-install  header, libraries, nowait.pc, man pages (PREFIX, DESTDIR)
+#   lib-clean
+# `install` and `clean` gain lib-install and lib-clean as prerequisites.
+
+# Targets below must not become the includer's default goal.
+nw_default_goal := $(.DEFAULT_GOAL)
+
+NW_TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
+NW_BUILD := $(NW_TOP)/build
+NW_VERSION := 0.1.0
+NW_SOMAJOR := 0
+NW_VARIANTS := plain asan ubsan tsan
+NW_TESTS := $(sort $(basename $(notdir $(filter-out %/helpers.c,$(wildcard $(NW_TOP)/test/*.c)))))
+NW_EXAMPLES := $(basename $(notdir $(wildcard $(NW_TOP)/examples/*.c)))
+
+NW_CFLAGS := -std=c11 -Wall -Wextra -Werror -O2 -g -fPIC -pthread \
+	-D_FILE_OFFSET_BITS=64 -I$(NW_TOP)/include
+NW_TEST_CFLAGS := -D_GNU_SOURCE -I$(NW_TOP)/test
+NW_SAN_plain :=
+NW_SAN_asan := -fsanitize=address -fno-omit-frame-pointer
+NW_SAN_ubsan := -fsanitize=undefined -fno-sanitize-recover=all
+NW_SAN_tsan := -fsanitize=thread
+
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+
+# $(1): variant
+define nw_variant
+$(NW_BUILD)/lib-$(1)/%.o: $(NW_TOP)/src/%.c $(NW_TOP)/include/nowait.h
+	@mkdir -p $$(@D)
+	$$(CC) $$(NW_CFLAGS) $$(NW_SAN_$(1)) -c $$< -o $$@
+
+$(NW_BUILD)/lib-$(1)/test/helpers.o: $(NW_TOP)/test/helpers.c $(NW_TOP)/test/helpers.h $(NW_TOP)/include/nowait.h
+	@mkdir -p $$(@D)
+	$$(CC) $$(NW_CFLAGS) $$(NW_TEST_CFLAGS) $$(NW_SAN_$(1)) -c $$< -o $$@
+
+$(NW_BUILD)/lib-$(1)/libnowait.a: $(NW_BUILD)/lib-$(1)/nowait.o
+	rm -f $$@
+	$$(AR) rcs $$@ $$^
+
+$(NW_BUILD)/lib-$(1)/test/%: $(NW_TOP)/test/%.c $(NW_BUILD)/lib-$(1)/test/helpers.o $(NW_BUILD)/lib-$(1)/libnowait.a
+	$$(CC) $$(NW_CFLAGS) $$(NW_TEST_CFLAGS) $$(NW_SAN_$(1)) $$^ -o $$@
+
+$(NW_BUILD)/lib-$(1)/examples/%: $(NW_TOP)/examples/%.c $(NW_BUILD)/lib-$(1)/libnowait.a
+	@mkdir -p $$(@D)
+	$$(CC) $$(NW_CFLAGS) $$(NW_SAN_$(1)) $$^ -o $$@
+
+.PHONY: lib-check-$(1)
+lib-check-$(1): $(addprefix $(NW_BUILD)/lib-$(1)/test/,$(NW_TESTS))
+	$(NW_TOP)/test/runtests.sh $(NW_BUILD)/lib-$(1)
+endef
+$(foreach v,$(NW_VARIANTS),$(eval $(call nw_variant,$(v))))
+
+NW_SO := $(NW_BUILD)/lib-plain/libnowait.so.$(NW_VERSION)
+
+$(NW_SO): $(NW_BUILD)/lib-plain/nowait.o $(NW_TOP)/src/libnowait.map
+	$(CC) -shared -pthread -Wl,-soname,libnowait.so.$(NW_SOMAJOR) \
+		-Wl,--version-script=$(NW_TOP)/src/libnowait.map $< -o $@
+	ln -sf $(@F) $(@D)/libnowait.so.$(NW_SOMAJOR)
+	ln -sf $(@F) $(@D)/libnowait.so
+
+.PHONY: lib lib-check lib-install lib-clean install clean
+lib: $(NW_BUILD)/lib-plain/libnowait.a $(NW_SO) \
+	$(addprefix $(NW_BUILD)/lib-plain/examples/,$(NW_EXAMPLES))
+
+lib-check: lib $(foreach v,$(NW_VARIANTS),$(addprefix $(NW_BUILD)/lib-$(v)/test/,$(NW_TESTS)))
+	$(NW_TOP)/test/runtests.sh $(addprefix $(NW_BUILD)/lib-,$(NW_VARIANTS))
+
+lib-install: lib
+	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
+		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
+	install -m 644 $(NW_TOP)/include/nowait.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 $(NW_BUILD)/lib-plain/libnowait.a $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(NW_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(notdir $(NW_SO)) $(DESTDIR)$(LIBDIR)/libnowait.so.$(NW_SOMAJOR)
+	ln -sf $(notdir $(NW_SO)) $(DESTDIR)$(LIBDIR)/libnowait.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(NW_VERSION)|' \
+		$(NW_TOP)/src/nowait.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/nowait.pc
+	install -m 644 $(NW_TOP)/man/*.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 644 $(NW_TOP)/man/*.7 $(DESTDIR)$(MANDIR)/man7/
+
+lib-clean:
+	rm -rf $(addprefix $(NW_BUILD)/lib-,$(NW_VARIANTS))
+
+install: lib-install
+clean: lib-clean
+
+ifeq ($(words $(MAKEFILE_LIST)),1)
+.DEFAULT_GOAL := lib
+else
+.DEFAULT_GOAL := $(nw_default_goal)
+endif

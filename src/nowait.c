@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: MIT
+#define _GNU_SOURCE
+#include "nowait.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Counters live in arrays indexed like the fields of struct nowait_stats. */
+#define NCOUNTERS (sizeof(struct nowait_stats) / sizeof(uint64_t))
+#define CTR(name) ((int)(offsetof(struct nowait_stats, name) / sizeof(uint64_t)))
+#define RATIO_ONE 65536u	/* 1.0 in the fixed-point hit ratio */
+
+struct queue {
+	struct nowait_req *head, *tail;
+};
+
+struct nowait_ctx {
+	struct nowait_params p;
+	int efd;
+	atomic_int never;	/* counter of a context-wide reason to skip inline, or -1 */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct queue pending, done;	/* under lock */
+	struct nowait_file *files;	/* under lock */
+	bool stopping;			/* under lock */
+	unsigned nthreads;
+	_Atomic uint64_t stats[NCOUNTERS];
+	pthread_t threads[];
+};
+
+struct nowait_file {
+	struct nowait_ctx *ctx;
+	int fd;
+	int never;		/* counter of a reason never to try inline, or -1 */
+	atomic_uint ratio;	/* decayed inline hit ratio */
+	atomic_uint reads;	/* paces the re-probes while skipping */
+	atomic_uint unsupported;	/* reads left to skip after EOPNOTSUPP */
+	atomic_uint inflight;	/* queued and not yet reaped */
+	struct nowait_file *prev, *next;	/* under ctx->lock */
+	_Atomic uint64_t stats[NCOUNTERS];
+};
+
+static void count(struct nowait_file *f, int ctr, uint64_t n)
+{
+	atomic_fetch_add_explicit(&f->stats[ctr], n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&f->ctx->stats[ctr], n, memory_order_relaxed);
+}
+
+static void snapshot(_Atomic uint64_t *src, struct nowait_stats *stats)
+{
+	uint64_t v[NCOUNTERS];
+
+	for (size_t i = 0; i < NCOUNTERS; i++)
+		v[i] = atomic_load_explicit(&src[i], memory_order_relaxed);
+	memcpy(stats, v, sizeof(v));
+}
+
+static void push(struct queue *q, struct nowait_req *req)
+{
+	req->next = NULL;
+	if (q->tail)
+		q->tail->next = req;
+	else
+		q->head = req;
+	q->tail = req;
+}
+
+static struct nowait_req *pop(struct queue *q)
+{
+	struct nowait_req *req = q->head;
+
+	if (req && !(q->head = req->next))
+		q->tail = NULL;
+	return req;
+}
+
+static void notify(struct nowait_ctx *ctx)
+{
+	uint64_t one = 1;
+	/* Fails only when the counter is saturated, i.e. readable anyway. */
+	ssize_t n = write(ctx->efd, &one, sizeof(one));
+
+	(void)n;
+}
+
+/*
+ * Plain blocking reads (never RWF_NOWAIT: a would-block answer there could
+ * only be requeued forever) of what the inline attempt left, until the full
+ * length or EOF. The first call gets the request unchanged, so the kernel
+ * has the final word on invalid ones.
+ */
+static void pool_read(struct nowait_ctx *ctx, struct nowait_req *req)
+{
+	size_t done = req->done;
+	ssize_t n;
+	int err = 0;
+
+	do {
+		const struct iovec *iov = req->iov;
+		int cnt = req->iovcnt;
+		size_t skip = done;
+		struct iovec rest;
+
+		while (cnt > 0 && skip >= iov->iov_len) {
+			skip -= iov->iov_len;
+			iov++;
+			cnt--;
+		}
+		if (skip) {
+			rest.iov_base = (char *)iov->iov_base + skip;
+			rest.iov_len = iov->iov_len - skip;
+			iov = &rest;
+			cnt = 1;
+		}
+		/* A negative offset (-1: the file position) must reach the kernel as is. */
+		n = ctx->p.preadv2(req->file->fd, iov, cnt,
+				   req->offset < 0 ? req->offset : req->offset + (off_t)done, 0);
+		if (n < 0) {
+			err = errno;
+		} else if (n > 0) {
+			done += n;
+			count(req->file, CTR(bytes_pool), n);
+		}
+	} while (n > 0 && done < req->want);
+	/* Like read(2): bytes already transferred win over a later error. */
+	req->res = err && done == 0 ? -err : (ssize_t)done;
+}
+
+static void *worker(void *arg)
+{
+	struct nowait_ctx *ctx = arg;
+
+	for (;;) {
+		struct nowait_req *req = NULL;
+
+		pthread_mutex_lock(&ctx->lock);
+		while (!ctx->stopping && !(req = pop(&ctx->pending)))
+			pthread_cond_wait(&ctx->wake, &ctx->lock);
+		pthread_mutex_unlock(&ctx->lock);
+		if (!req)
+			return NULL;
+		pool_read(ctx, req);
+		pthread_mutex_lock(&ctx->lock);
+		push(&ctx->done, req);
+		pthread_mutex_unlock(&ctx->lock);
+		notify(ctx);
+	}
+}
+
+/* Cancels what has not started, waits for what has, frees everything. */
+static void teardown(struct nowait_ctx *ctx, unsigned nthreads)
+{
+	struct nowait_req *req;
+
+	pthread_mutex_lock(&ctx->lock);
+	ctx->stopping = true;
+	while ((req = pop(&ctx->pending)))
+		req->res = -ECANCELED;
+	pthread_cond_broadcast(&ctx->wake);
+	pthread_mutex_unlock(&ctx->lock);
+	for (unsigned i = 0; i < nthreads; i++)
+		pthread_join(ctx->threads[i], NULL);
+	while (ctx->files) {
+		struct nowait_file *f = ctx->files;
+
+		ctx->files = f->next;
+		free(f);
+	}
+	pthread_cond_destroy(&ctx->wake);
+	pthread_mutex_destroy(&ctx->lock);
+	close(ctx->efd);
+	free(ctx);
+}
+
+int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp)
+{
+	struct nowait_params p = params ? *params : (struct nowait_params){ 0 };
+	struct nowait_ctx *ctx;
+	sigset_t all, old;
+	unsigned i;
+	int err = 0;
+
+	if (p.hit_ratio_min > 100 || p.decay_shift > 15)
+		return -EINVAL;
+	p.threads = p.threads ? p.threads : 4;
+	p.hit_ratio_min = p.hit_ratio_min ? p.hit_ratio_min : 10;
+	p.decay_shift = p.decay_shift ? p.decay_shift : 3;
+	p.probe_interval = p.probe_interval ? p.probe_interval : 16;
+	p.eopnotsupp_reprobe = p.eopnotsupp_reprobe ? p.eopnotsupp_reprobe : 1024;
+	p.preadv2 = p.preadv2 ? p.preadv2 : preadv2;
+	p.thread_create = p.thread_create ? p.thread_create : pthread_create;
+
+	ctx = calloc(1, sizeof(*ctx) + p.threads * sizeof(pthread_t));
+	if (!ctx)
+		return -ENOMEM;
+	ctx->p = p;
+	atomic_init(&ctx->never, -1);
+	ctx->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (ctx->efd < 0) {
+		err = errno;
+		free(ctx);
+		return -err;
+	}
+	pthread_mutex_init(&ctx->lock, NULL);
+	pthread_cond_init(&ctx->wake, NULL);
+
+	/* The caller's signal handlers must not interrupt pool reads of pipes. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (i = 0; i < p.threads && !err; i++)
+		err = p.thread_create(&ctx->threads[i], NULL, worker, ctx);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		teardown(ctx, i - 1);
+		return -err;
+	}
+	ctx->nthreads = p.threads;
+	*ctxp = ctx;
+	return 0;
+}
+
+void nowait_destroy(struct nowait_ctx *ctx)
+{
+	teardown(ctx, ctx->nthreads);
+}
+
+int nowait_fd(const struct nowait_ctx *ctx)
+{
+	return ctx->efd;
+}
+
+int nowait_reap(struct nowait_ctx *ctx, struct nowait_req **reqs, int max)
+{
+	uint64_t v;
+	bool more;
+	int n = 0;
+
+	/* Drain before popping: a completion pushed after the drain signals again. */
+	if (read(ctx->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return -errno;
+	pthread_mutex_lock(&ctx->lock);
+	while (n < max && (reqs[n] = pop(&ctx->done)))
+		n++;
+	more = ctx->done.head;
+	pthread_mutex_unlock(&ctx->lock);
+	if (more)
+		notify(ctx);
+	for (int i = 0; i < n; i++)
+		atomic_fetch_sub(&reqs[i]->file->inflight, 1);
+	return n;
+}
+
+int nowait_file_open(struct nowait_ctx *ctx, int fd, struct nowait_file **filep)
+{
+	struct nowait_file *f;
+	struct stat st;
+	int fl;
+
+	if (fstat(fd, &st) < 0 || (fl = fcntl(fd, F_GETFL)) < 0)
+		return -errno;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->ctx = ctx;
+	f->fd = fd;
+	/*
+	 * EAGAIN from a pipe or socket says nothing about the page cache, and
+	 * RWF_NOWAIT on O_DIRECT may do the device I/O inline.
+	 */
+	f->never = !S_ISREG(st.st_mode) ? CTR(fb_not_regular) :
+		   fl & O_DIRECT ? CTR(fb_odirect) : -1;
+	atomic_init(&f->ratio, RATIO_ONE);
+	pthread_mutex_lock(&ctx->lock);
+	f->next = ctx->files;
+	if (f->next)
+		f->next->prev = f;
+	ctx->files = f;
+	pthread_mutex_unlock(&ctx->lock);
+	*filep = f;
+	return 0;
+}
+
+int nowait_file_close(struct nowait_file *f)
+{
+	struct nowait_ctx *ctx = f->ctx;
+
+	if (atomic_load(&f->inflight))
+		return -EBUSY;
+	pthread_mutex_lock(&ctx->lock);
+	if (f->prev)
+		f->prev->next = f->next;
+	else
+		ctx->files = f->next;
+	if (f->next)
+		f->next->prev = f->prev;
+	pthread_mutex_unlock(&ctx->lock);
+	free(f);
+	return 0;
+}
+
+/*
+ * hit: the share of an attempt's bytes served inline. Racing submitters may
+ * lose a sample; the ratio is only a heuristic.
+ */
+static void sample(struct nowait_file *f, unsigned hit)
+{
+	unsigned shift = f->ctx->p.decay_shift;
+	unsigned r = atomic_load_explicit(&f->ratio, memory_order_relaxed);
+
+	atomic_store_explicit(&f->ratio, r - (r >> shift) + (hit >> shift),
+			      memory_order_relaxed);
+}
+
+/* The counter of the reason to send this read straight to the pool, or -1. */
+static int bypass(struct nowait_file *f)
+{
+	struct nowait_ctx *ctx = f->ctx;
+	int why = atomic_load_explicit(&ctx->never, memory_order_relaxed);
+	unsigned left, reads;
+
+	if (why >= 0)
+		return why;
+	if (f->never >= 0)
+		return f->never;
+	left = atomic_load(&f->unsupported);
+	while (left && !atomic_compare_exchange_weak(&f->unsupported, &left, left - 1))
+		;
+	if (left)
+		return CTR(fb_eopnotsupp);
+	reads = atomic_fetch_add_explicit(&f->reads, 1, memory_order_relaxed) + 1;
+	if (atomic_load_explicit(&f->ratio, memory_order_relaxed) * 100 <
+	    ctx->p.hit_ratio_min * RATIO_ONE && reads % ctx->p.probe_interval)
+		return CTR(skipped);
+	return -1;
+}
+
+static int failure(struct nowait_file *f, int err)
+{
+	int why;
+
+	switch (err) {
+	case EAGAIN:
+		sample(f, 0);
+		return CTR(misses);
+	case EOPNOTSUPP:
+		/* Some file systems say it meaning "would block": re-probe now and then. */
+		atomic_store(&f->unsupported, f->ctx->p.eopnotsupp_reprobe);
+		return CTR(fb_eopnotsupp);
+	case ENOSYS:
+	case EPERM:	/* a seccomp filter */
+		why = err == ENOSYS ? CTR(fb_enosys) : CTR(fb_eperm);
+		atomic_store(&f->ctx->never, why);
+		return why;
+	case EINVAL:	/* about the request, not the flag: the pool decides */
+		return CTR(fb_einval);
+	default:	/* e.g. EIO where old kernels meant "unsupported": retry once */
+		return CTR(fb_other_error);
+	}
+}
+
+/*
+ * Linux 5.9 and 5.10 could return 0 (so, short) from RWF_NOWAIT before end
+ * of file: a short inline read is final only at or past the file size.
+ */
+static bool at_eof(struct nowait_file *f, off_t offset, ssize_t n)
+{
+	struct stat st;
+
+	return offset >= 0 && fstat(f->fd, &st) == 0 && offset + n >= st.st_size;
+}
+
+static ssize_t queue(struct nowait_file *f, struct nowait_req *req, int why)
+{
+	struct nowait_ctx *ctx = f->ctx;
+
+	count(f, why, 1);
+	count(f, CTR(pool_jobs), 1);
+	atomic_fetch_add(&f->inflight, 1);
+	pthread_mutex_lock(&ctx->lock);
+	push(&ctx->pending, req);
+	pthread_cond_signal(&ctx->wake);
+	pthread_mutex_unlock(&ctx->lock);
+	return NOWAIT_QUEUED;
+}
+
+ssize_t nowait_readv(struct nowait_file *f, struct nowait_req *req,
+		     const struct iovec *iov, int iovcnt, off_t offset)
+{
+	int why;
+	ssize_t n;
+
+	req->file = f;
+	req->iov = iov;
+	req->iovcnt = iovcnt;
+	req->offset = offset;
+	req->done = 0;
+	req->want = 0;
+	for (int i = 0; i < iovcnt; i++)
+		req->want += iov[i].iov_len;
+	why = bypass(f);
+	if (why >= 0)
+		return queue(f, req, why);
+
+	n = f->ctx->p.preadv2(f->fd, iov, iovcnt, offset, RWF_NOWAIT);
+	if (n < 0)
+		return queue(f, req, failure(f, errno));
+	req->done = n;
+	count(f, CTR(bytes_inline), n);
+	if ((size_t)n == req->want || at_eof(f, offset, n)) {
+		sample(f, RATIO_ONE);
+		count(f, CTR(hits), 1);
+		return n;
+	}
+	sample(f, (unsigned)((double)n / (double)req->want * RATIO_ONE));
+	return queue(f, req, n ? CTR(partials) : CTR(fb_zero_before_eof));
+}
+
+ssize_t nowait_read(struct nowait_file *f, struct nowait_req *req,
+		    void *buf, size_t len, off_t offset)
+{
+	req->one.iov_base = buf;
+	req->one.iov_len = len;
+	return nowait_readv(f, req, &req->one, 1, offset);
+}
+
+void nowait_stats(struct nowait_ctx *ctx, struct nowait_stats *stats)
+{
+	snapshot(ctx->stats, stats);
+}
+
+void nowait_file_stats(struct nowait_file *f, struct nowait_stats *stats)
+{
+	snapshot(f->stats, stats);
+}

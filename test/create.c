@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Context creation fails cleanly: bad parameters give EINVAL, and a pool
+ * thread that cannot be created gives EAGAIN after the ones already started
+ * are stopped and joined.
+ */
+#include "helpers.h"
+
+#include <dirent.h>
+#include <errno.h>
+
+static atomic_int calls, fail_at;
+
+static int flaky_create(pthread_t *thread, const pthread_attr_t *attr,
+			void *(*fn)(void *), void *arg)
+{
+	if (atomic_fetch_add(&calls, 1) + 1 == atomic_load(&fail_at))
+		return EAGAIN;
+	return pthread_create(thread, attr, fn, arg);
+}
+
+static int threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	int n = 0;
+
+	CHECK(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* A joined thread may linger in /proc/self/task for a moment. */
+static bool threads_settle(int n)
+{
+	for (int i = 0; i < 200 && threads() != n; i++)
+		usleep(5000);
+	return threads() == n;
+}
+
+int main(void)
+{
+	struct nowait_params p = { .thread_create = flaky_create, .threads = 4 };
+	struct nowait_ctx *ctx = NULL;
+	int before;
+
+	t_start(30);
+	CHECK(nowait_create(&(struct nowait_params){ .hit_ratio_min = 101 }, &ctx) == -EINVAL);
+	CHECK(nowait_create(&(struct nowait_params){ .decay_shift = 16 }, &ctx) == -EINVAL);
+
+	/* After a first pool, so that runtime helper threads (TSan's) exist. */
+	CHECK(nowait_create(&p, &ctx) == 0);
+	before = threads() - 4;
+	nowait_destroy(ctx);
+	CHECK(threads_settle(before));
+	ctx = NULL;
+	for (int at = 1; at <= 4; at++) {
+		atomic_store(&calls, 0);
+		atomic_store(&fail_at, at);
+		CHECK(nowait_create(&p, &ctx) == -EAGAIN);
+		CHECK(!ctx && atomic_load(&calls) == at);
+		CHECK(threads_settle(before));
+	}
+
+	return 0;
+}
