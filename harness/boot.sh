@@ -3,9 +3,10 @@
 #
 #   harness/boot.sh KERNEL INITRAMFS JOB LOG [TIMEOUT_S]
 #
-# JOB is check, demo or shell. Each filesystem the guest makes gets its own
-# sparse virtio disk; NOWAIT_IOPS, when set, throttles them all to that many
-# I/O operations per second. The exit status is the guest's, or 124 when the
+# JOB is check, demo, blockstat or shell. Each filesystem the guest makes
+# gets its own sparse virtio disk; NOWAIT_READ_IOPS, when set, throttles
+# reads from every disk to that many per second, a slow disk that makes
+# every miss and every metadata read expensive. The exit status is the guest's, or 124 when the
 # boot timed out, or 125 when the guest ended without reporting one. A kernel
 # splat in the console fails the boot even when the job passed.
 set -euo pipefail
@@ -17,7 +18,7 @@ disks=$NOWAIT_OUT/disks
 mkdir -p "$disks"
 
 drives=()
-throttle=${NOWAIT_IOPS:+,throttling.iops-total=$NOWAIT_IOPS}
+throttle=${NOWAIT_READ_IOPS:+,throttling.iops-read=$NOWAIT_READ_IOPS}
 for fs in ext4 xfs btrfs vfat exfat ext2 swap; do
 	rm -f "$disks/$fs.img"
 	truncate -s 1G "$disks/$fs.img"
@@ -36,7 +37,7 @@ timeout -k 10 "$limit" qemu-system-x86_64 \
 	-serial "file:$log" \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 	-kernel "$kernel" -initrd "$initramfs" \
-	-append "console=ttyS0 loglevel=5 panic=-1 nowait.job=$job" \
+	-append "console=ttyS0 loglevel=5 panic=-1 tsc=reliable nowait.job=$job" \
 	"${drives[@]}" </dev/null || rc=$?
 
 case $rc in

@@ -28,7 +28,8 @@ for tool in mkfs.ext4 mkfs.ext2 mke2fs mkfs.xfs mkfs.btrfs mkfs.vfat mkfs.exfat;
 done
 
 cp "$NOWAIT_OUT"/tests/*.x86_64 "$NOWAIT_OUT"/tests/*.i386 "$root/tests/"
-cp "$NOWAIT_OUT/tools/nowait-probe" "$root/bin/"
+cp "$NOWAIT_OUT"/tools/nowait-* "$root/bin/"
+ln -s nowait-probe.x86_64 "$root/bin/nowait-probe"
 
 (cd "$root" && find . | cpio --quiet -o -H newc) >"$out"
 say "initramfs: $out, $(du -m "$out" | cut -f1) MiB, $(ls "$root/tests" | wc -l) test programs"

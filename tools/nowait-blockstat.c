@@ -8,7 +8,6 @@
  *
  * Build: gcc -std=gnu11 -Wall -Wextra -Werror -O2 -static [-m32]
  */
-#define _GNU_SOURCE
 #define _FILE_OFFSET_BITS 64
 #include <errno.h>
 #include <fcntl.h>
@@ -210,7 +209,7 @@ static double cached_pct(const int fd[2], off_t size)
  * extent blocks before it can start its data I/O.  Interleaved 4 KiB
  * writes do not achieve that on ext4: mballoc's per-inode preallocation
  * maps each file in 8 MiB runs whatever the write order (25 extents per
- * 160 MiB file, measured).  fallocate() of one extent's worth is not
+ * 160 MiB file on 6.18, fsync every 16 steps or not).  fallocate() of one extent's worth is not
  * normalized, so allocating A and B in alternating 64 KiB steps leaves
  * each file with SIZE*16 extents of 64 KiB (the extent size that 16
  * interleaved 4 KiB steps per fsync was meant to produce).  The data are
@@ -221,6 +220,7 @@ static void setup(const int fd[2], off_t size)
 {
 	struct stat st[2];
 	char *chunk = xcalloc(1, WCHUNK);
+	long long mib = size >> 20, every = mib / 4 ? mib / 4 : 1;
 
 	if (fstat(fd[0], &st[0]) || fstat(fd[1], &st[1]))
 		die_sys("fstat");
@@ -241,9 +241,9 @@ static void setup(const int fd[2], off_t size)
 		for (off_t off = 0; off < size; off += WCHUNK) {
 			if (pwrite(fd[f], chunk, WCHUNK, off) != WCHUNK)
 				die_sys("setup write");
-			if ((off + WCHUNK) % (size / 4 > WCHUNK ? size / 4 : WCHUNK) == 0)
+			if (((off + WCHUNK) >> 20) % every == 0)
 				fprintf(stderr, "setup: file %c, %lld/%lld MiB\n", 'A' + f,
-					(long long)(off + WCHUNK) >> 20, (long long)size >> 20);
+					(long long)(off + WCHUNK) >> 20, mib);
 		}
 		if (fsync(fd[f]))
 			die_sys("fsync");
@@ -354,9 +354,22 @@ static void print_us(double us)
 		printf(" %8.0f", us);
 }
 
+/* One retry figure; with cold, also its ratio to the cold read (a). */
+static void retry_row(const char *label, const int64_t *v, unsigned k,
+		      const int64_t *cold)
+{
+	printf("%-46s", label);
+	print_us(pct_us(v, k, 50));
+	print_us(pct_us(v, k, 90));
+	if (cold)
+		printf(" %8.2f %8.2f", pct_us(v, k, 50) / pct_us(cold, k, 50),
+		       pct_us(v, k, 90) / pct_us(cold, k, 90));
+	printf("\n");
+}
+
 static void print_table(const struct phase *ph, int nph, const struct retry *r)
 {
-	printf("\n%-10s %6s %6s %6s %6s %6s %6s %6s | %-26s | %-26s\n", "", "",
+	printf("\n%-10s %6s %6s %6s %6s %6s %6s %6s | %-26s | %s\n", "", "",
 	       "", "", "", "", "", "", "EAGAIN latency, us", "hit latency, us");
 	printf("%-10s %6s %6s %6s %6s %6s %6s %6s | %8s %8s %8s | %8s %8s %8s\n",
 	       "phase", "cached", "calls", "hits", "short", "EAGAIN", "other",
@@ -383,34 +396,25 @@ static void print_table(const struct phase *ph, int nph, const struct retry *r)
 	printf("cached: share of both files in the page cache before the calls;\n"
 	       "slept: calls during which the thread made a voluntary context switch.\n");
 
-	unsigned k = r->samples;
-	double c50 = pct_us(r->cold, k, 50), c90 = pct_us(r->cold, k, 90);
+	char title[64];
 
-	printf("\nretry, %u samples, each from a cold cache:%14s %8s %8s %8s\n",
-	       k, "", "p50 us", "p90 us", "x cold");
-	printf("  (a) blocking read, cold%31s", "");
-	print_us(c50);
-	print_us(c90);
-	printf("\n  (b) blocking read right after a flagged miss");
-	print_us(pct_us(r->after, k, 50));
-	print_us(pct_us(r->after, k, 90));
-	printf(" %4.2f/%.2f\n", pct_us(r->after, k, 50) / c50,
-	       pct_us(r->after, k, 90) / c90);
-	printf("      the flagged call before it%23s", "");
-	print_us(pct_us(r->flagged, k, 50));
-	print_us(pct_us(r->flagged, k, 90));
-	printf("\n  (c) blocking read 1 ms after a flagged miss%3s", "");
-	print_us(pct_us(r->waited, k, 50));
-	print_us(pct_us(r->waited, k, 90));
-	printf(" %4.2f/%.2f\n", pct_us(r->waited, k, 50) / c50,
-	       pct_us(r->waited, k, 90) / c90);
-	printf("  flagged calls: (b) %u/%u EAGAIN, %u slept; (c) %u/%u EAGAIN, %u slept\n",
-	       r->miss_b, k, r->slept_b, r->miss_c, k, r->slept_c);
+	snprintf(title, sizeof(title), "retry: %u samples, each after drop_caches",
+		 r->samples);
+	printf("\n%-46s %8s %8s %8s %8s\n", title, "p50 us", "p90 us",
+	       "p50/(a)", "p90/(a)");
+	retry_row("(a) blocking read, cold", r->cold, r->samples, NULL);
+	retry_row("(b) blocking read right after a flagged miss", r->after,
+		  r->samples, r->cold);
+	retry_row("    the flagged call before it", r->flagged, r->samples, NULL);
+	retry_row("(c) blocking read 1 ms after a flagged miss", r->waited,
+		  r->samples, r->cold);
+	printf("flagged calls: (b) %u/%u EAGAIN, %u slept; (c) %u/%u EAGAIN, %u slept\n",
+	       r->miss_b, r->samples, r->slept_b, r->miss_c, r->samples, r->slept_c);
 	printf("(a) pread of 16 KiB after drop_caches: extent-tree lookup plus data I/O.\n"
 	       "(b) the same pread issued at once after preadv2(RWF_NOWAIT) at the same\n"
-	       "    offset returned EAGAIN; x cold below 1 is the head start the miss gave\n"
+	       "    offset returned EAGAIN; a ratio below 1 is the head start the miss gave\n"
 	       "    (its readahead already in flight), ~1 means the miss did no work.\n"
-	       "    The flagged call's own time is the row under it, not part of (b).\n"
+	       "    The flagged call's own time is the row below (b), not part of it.\n"
 	       "(c) as (b), but the pread starts 1 ms after the miss, as when a thread pool\n"
 	       "    picks it up; the 1 ms is not counted.\n");
 }
@@ -536,7 +540,7 @@ int main(int argc, char **argv)
 	int fd[2], o;
 	off_t size;
 	/* Aligned and pre-faulted: a fault on the buffer is a sleep too. */
-	static char buf[IO] __attribute__((aligned(4096)));
+	char buf[IO] __attribute__((aligned(PAGE)));
 
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (o) {

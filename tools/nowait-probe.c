@@ -30,6 +30,15 @@
 #include <sys/socket.h>
 #include <sys/utsname.h>
 
+/* Which ABI this binary uses: the i386 build goes through compat syscalls. */
+#if defined(__x86_64__)
+#define PROBE_ABI "x86_64"
+#elif defined(__i386__)
+#define PROBE_ABI "i386"
+#else
+#define PROBE_ABI "native"
+#endif
+
 #define PROBE_LEN 16384
 #define DIO_LEN 4096
 /* A NOWAIT call that ignores the flag on an empty pipe would never return. */
@@ -100,23 +109,33 @@ static void on_alarm(int sig)
 	(void)sig;
 }
 
-/* Run one call under the hang guard: a stuck call comes back as EINTR. */
-#define GUARDED(expr) ({						\
-	ssize_t r_;							\
-	alarm(HANG_SECONDS);						\
-	r_ = (expr);							\
-	{ int e_ = errno; alarm(0); errno = e_; }			\
-	r_;								\
-})
-
-static ssize_t nw_read(int fd, void *buf, size_t len, off_t off)
+/*
+ * One NOWAIT call into @c, under an alarm so that a call that ignores the
+ * flag on an empty pipe comes back as EINTR instead of hanging.
+ */
+static void nw_read(struct cell *c, int fd, void *buf, size_t len, off_t off)
 {
-	return GUARDED(nowait_preadv2(fd, buf, len, off, RWF_NOWAIT));
+	ssize_t r;
+	int e;
+
+	alarm(HANG_SECONDS);
+	r = nowait_preadv2(fd, buf, len, off, RWF_NOWAIT);
+	e = errno;
+	alarm(0);
+	cell_result(c, r, e);
 }
 
-static ssize_t nw_write(int fd, const void *buf, size_t len, off_t off)
+static void nw_write(struct cell *c, int fd, const void *buf, size_t len,
+		     off_t off)
 {
-	return GUARDED(nowait_pwritev2(fd, buf, len, off, RWF_NOWAIT));
+	ssize_t r;
+	int e;
+
+	alarm(HANG_SECONDS);
+	r = nowait_pwritev2(fd, buf, len, off, RWF_NOWAIT);
+	e = errno;
+	alarm(0);
+	cell_result(c, r, e);
 }
 
 static bool read_all(int fd, unsigned char *buf, size_t len)
@@ -143,11 +162,11 @@ static void probe_odirect(struct target *t, const char *path,
 		return;
 	}
 	memset(dbuf, 0, DIO_LEN);
-	cell_result(rd, nw_read(dfd, dbuf, DIO_LEN, 0), errno);
+	nw_read(rd, dfd, dbuf, DIO_LEN, 0);
 	cell_check(rd, dbuf, truth);
 
 	nowait_fill(dbuf, DIO_LEN, 0, 3);
-	cell_result(wr, nw_write(dfd, dbuf, DIO_LEN, 0), errno);
+	nw_write(wr, dfd, dbuf, DIO_LEN, 0);
 	free(dbuf);
 	close(dfd);
 }
@@ -175,13 +194,12 @@ static void probe_dir(struct target *t)
 	}
 
 	memset(got, 0, PROBE_LEN);
-	cell_result(&c[READ_HIT], nw_read(fd, got, PROBE_LEN, 0), errno);
+	nw_read(&c[READ_HIT], fd, got, PROBE_LEN, 0);
 	cell_check(&c[READ_HIT], got, want);
 
 	if (nowait_evict(fd, why, sizeof(why))) {
 		memset(got, 0, PROBE_LEN);
-		cell_result(&c[READ_MISS], nw_read(fd, got, PROBE_LEN, 0),
-			    errno);
+		nw_read(&c[READ_MISS], fd, got, PROBE_LEN, 0);
 		cell_check(&c[READ_MISS], got, want);
 	} else {
 		snprintf(c[READ_MISS].text, sizeof(c[READ_MISS].text),
@@ -197,7 +215,7 @@ static void probe_dir(struct target *t)
 		goto out;
 	}
 	nowait_fill(got, PROBE_LEN, 0, 2);
-	cell_result(&c[WRITE], nw_write(fd, got, PROBE_LEN, 0), errno);
+	nw_write(&c[WRITE], fd, got, PROBE_LEN, 0);
 
 	/* O_DIRECT + NOWAIT gives EAGAIN on dirty cached pages; clean them */
 	if (fsync(fd) || !read_all(fd, want, PROBE_LEN)) {
@@ -222,18 +240,15 @@ static void probe_pipe(struct target *t)
 			 nowait_errname(errno));
 		return;
 	}
-	cell_result(&t->cell[READ_MISS], nw_read(p[0], in, sizeof(in), -1),
-		    errno);
-	cell_result(&t->cell[WRITE], nw_write(p[1], out, sizeof(out), -1),
-		    errno);
+	nw_read(&t->cell[READ_MISS], p[0], in, sizeof(in), -1);
+	nw_write(&t->cell[WRITE], p[1], out, sizeof(out), -1);
 	if (t->cell[WRITE].bytes != (ssize_t)sizeof(out) &&
 	    write(p[1], out, sizeof(out)) != (ssize_t)sizeof(out)) {
 		snprintf(t->skip, sizeof(t->skip), "fill pipe: %s",
 			 nowait_errname(errno));
 		goto out;
 	}
-	cell_result(&t->cell[READ_HIT], nw_read(p[0], in, sizeof(in), -1),
-		    errno);
+	nw_read(&t->cell[READ_HIT], p[0], in, sizeof(in), -1);
 	cell_check(&t->cell[READ_HIT], in, out);
 out:
 	close(p[0]);
@@ -244,12 +259,10 @@ out:
 		cell_open_error(&t->cell[DIO_WRITE], errno);
 		return;
 	}
-	cell_result(&t->cell[DIO_WRITE], nw_write(p[1], out, sizeof(out), -1),
-		    errno);
+	nw_write(&t->cell[DIO_WRITE], p[1], out, sizeof(out), -1);
 	if (t->cell[DIO_WRITE].bytes == (ssize_t)sizeof(out) ||
 	    write(p[1], out, sizeof(out)) == (ssize_t)sizeof(out)) {
-		cell_result(&t->cell[DIO_READ],
-			    nw_read(p[0], in, sizeof(in), -1), errno);
+		nw_read(&t->cell[DIO_READ], p[0], in, sizeof(in), -1);
 		cell_check(&t->cell[DIO_READ], in, out);
 	}
 	close(p[0]);
@@ -267,14 +280,11 @@ static void probe_socket(struct target *t)
 			 nowait_errname(errno));
 		return;
 	}
-	cell_result(&t->cell[READ_MISS], nw_read(sv[0], in, sizeof(in), -1),
-		    errno);
-	cell_result(&t->cell[WRITE], nw_write(sv[1], out, sizeof(out), -1),
-		    errno);
+	nw_read(&t->cell[READ_MISS], sv[0], in, sizeof(in), -1);
+	nw_write(&t->cell[WRITE], sv[1], out, sizeof(out), -1);
 	if (t->cell[WRITE].bytes == (ssize_t)sizeof(out) ||
 	    write(sv[1], out, sizeof(out)) == (ssize_t)sizeof(out)) {
-		cell_result(&t->cell[READ_HIT],
-			    nw_read(sv[0], in, sizeof(in), -1), errno);
+		nw_read(&t->cell[READ_HIT], sv[0], in, sizeof(in), -1);
 		cell_check(&t->cell[READ_HIT], in, out);
 	}
 	close(sv[0]);
@@ -341,7 +351,8 @@ static void add_arg(struct target **all, size_t *n, const char *arg)
 	snprintf(label, sizeof(label), "%.*s", (int)(eq - arg), arg);
 	t = new_target(all, n, label, eq + 1);
 	if (stat(t->path, &st))
-		snprintf(t->skip, sizeof(t->skip), "%s", nowait_errname(errno));
+		snprintf(t->skip, sizeof(t->skip), "stat: %s",
+			 nowait_errname(errno));
 	else if (!S_ISDIR(st.st_mode))
 		snprintf(t->skip, sizeof(t->skip), "not a directory");
 	detect_type(t);
@@ -402,7 +413,10 @@ static void json_out(FILE *f, const struct utsname *u, const char *abi,
 		first = false;
 		json_str(f, all[i].label);
 		fputs(", \"path\": ", f);
-		json_str(f, all[i].path);
+		if (all[i].path[0])
+			json_str(f, all[i].path);
+		else
+			fputs("null", f);
 		fputs(", \"type\": ", f);
 		json_str(f, all[i].type);
 		for (int c = 0; c < NCOLS; c++) {
@@ -449,14 +463,16 @@ static void table_out(FILE *f, const struct utsname *u, const char *abi,
 		u->machine, abi);
 	fprintf(f, "%-*s", w[0], "target");
 	for (int c = 0; c < NCOLS; c++)
-		fprintf(f, "  %-*s", w[c + 1], col_title[c]);
+		fprintf(f, "  %-*s", c + 1 < NCOLS ? w[c + 1] : 0,
+			col_title[c]);
 	fputc('\n', f);
 	for (size_t i = 0; i < n; i++) {
 		if (all[i].skip[0])
 			continue;
 		fprintf(f, "%-*s", w[0], all[i].label);
 		for (int c = 0; c < NCOLS; c++)
-			fprintf(f, "  %-*s", w[c + 1], all[i].cell[c].text);
+			fprintf(f, "  %-*s", c + 1 < NCOLS ? w[c + 1] : 0,
+				all[i].cell[c].text);
 		fputc('\n', f);
 	}
 	fputc('\n', f);
@@ -479,21 +495,20 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	const char *json = NULL, *abi = sizeof(long) == 8 ? "x86_64" : "i386";
+	const char *json = NULL, *abi = PROBE_ABI;
 	struct sigaction sa = { .sa_handler = on_alarm };
-	struct target *all = NULL;
+	struct target *all = NULL, *t;
 	struct utsname u;
 	size_t n = 0;
-	int i;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json") && i + 1 < argc) {
-			json = argv[++i];
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+	for (int a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "--json") && a + 1 < argc) {
+			json = argv[++a];
+		} else if (!strcmp(argv[a], "-h") || !strcmp(argv[a], "--help")) {
 			usage(stdout);
 			return 0;
-		} else if (strchr(argv[i], '=') && argv[i][0] != '=') {
-			add_arg(&all, &n, argv[i]);
+		} else if (strchr(argv[a], '=') && argv[a][0] != '=') {
+			add_arg(&all, &n, argv[a]);
 		} else {
 			usage(stderr);
 			return 2;
@@ -509,11 +524,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	for (size_t t = 0; t < n; t++)
-		if (!all[t].skip[0])
-			probe_dir(&all[t]);
-	probe_pipe(new_target(&all, &n, "pipe", ""));
-	probe_socket(new_target(&all, &n, "unix socket", ""));
+	for (size_t i = 0; i < n; i++)
+		if (!all[i].skip[0])
+			probe_dir(&all[i]);
+	t = new_target(&all, &n, "pipe", "");
+	snprintf(t->type, sizeof(t->type), "pipe");
+	probe_pipe(t);
+	t = new_target(&all, &n, "unix socket", "");
+	snprintf(t->type, sizeof(t->type), "AF_UNIX SOCK_STREAM");
+	probe_socket(t);
 
 	table_out(json && !strcmp(json, "-") ? stderr : stdout, &u, abi, all, n);
 	if (json) {

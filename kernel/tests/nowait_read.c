@@ -44,7 +44,7 @@ FIXTURE_VARIANT(nwread) {
 	struct nowait_fs fs;
 };
 
-NOWAIT_FS_VARIANTS(nwread);
+NOWAIT_FS_VARIANTS(nwread)
 
 FIXTURE_SETUP(nwread)
 {
@@ -63,10 +63,9 @@ FIXTURE_SETUP(nwread)
 	memset(self->buf, 0, (size_t)self->size + self->pg);
 }
 
-FIXTURE_TEARDOWN(nwread)
+FIXTURE_TEARDOWN_PARENT(nwread)
 {
-	free(self->buf);
-	nowait_tfile_close(&self->f);
+	nowait_tfile_remove(&self->f);
 }
 
 /*
@@ -125,11 +124,12 @@ TEST_F(nwread, cached_hit_whole_without_sleeping)
  * intact. @expect is the intended result: a byte count, or -1 for EAGAIN.
  *
  * An outcome of more than @expect bytes, all correct, means the miss's own
- * readahead completed first; that is retried on a fresh eviction. If every
- * attempt raced without sleeping, the machine completes that I/O too fast
- * to observe a miss, and RACED_ALWAYS comes back with the reason in @why.
- * If every attempt also slept, the call waited for the I/O: the last
- * result is returned for the caller's assertion to reject.
+ * readahead completed before the call looked again; that is retried on a
+ * fresh eviction. If all RACE_RETRIES attempts end that way, then:
+ *  - if any of them did not sleep, the machine simply completes that I/O
+ *    too fast to observe a miss: RACED_ALWAYS, with the reason in @why;
+ *  - if every one slept, the call most likely waited for the I/O, and the
+ *    last result is returned for the caller's assertion to reject.
  */
 static ssize_t read_settled(struct __test_metadata *_metadata,
 			    FIXTURE_DATA(nwread) *self, const char *want,
@@ -188,6 +188,7 @@ static ssize_t read_settled(struct __test_metadata *_metadata,
 
 TEST_F(nwread, uncached_eagain)
 {
+	NOWAIT_NEED_EVICTABLE(&self->f);
 	NOWAIT_ASSERT_ERRNO(READ_SETTLED(".........", 0, false, -1), EAGAIN);
 }
 
@@ -196,6 +197,7 @@ TEST_F(nwread, uncached_eagain_keeps_position)
 {
 	const off_t start = (off_t)(2 * self->pg + 10);
 
+	NOWAIT_NEED_EVICTABLE(&self->f);
 	NOWAIT_ASSERT_ERRNO(READ_SETTLED(".........", start, true, -1), EAGAIN);
 	ASSERT_EQ(start, lseek(self->f.fd, 0, SEEK_CUR));
 }
@@ -208,6 +210,7 @@ TEST_F(nwread, partial_returns_exact_cached_prefix)
 {
 	const ssize_t want = (ssize_t)(3 * self->pg);
 
+	NOWAIT_NEED_EVICTABLE(&self->f);
 	ASSERT_EQ(want, READ_SETTLED("RRR..RR..", 0, false, want))
 		TH_LOG("errno %s", nowait_errname(errno));
 	NOWAIT_ASSERT_PATTERN(self->buf, (size_t)want, 0, self->f.seed);
@@ -219,6 +222,7 @@ TEST_F(nwread, partial_unaligned_start)
 	const off_t start = (off_t)(self->pg + 100);
 	const ssize_t want = (ssize_t)(3 * self->pg) - start;
 
+	NOWAIT_NEED_EVICTABLE(&self->f);
 	ASSERT_EQ(want, READ_SETTLED("RRR..RR..", start, false, want))
 		TH_LOG("errno %s", nowait_errname(errno));
 	NOWAIT_ASSERT_PATTERN(self->buf, (size_t)want, start, self->f.seed);
@@ -230,6 +234,7 @@ TEST_F(nwread, partial_advances_position_by_prefix)
 	const ssize_t want = (ssize_t)(2 * self->pg);
 	unsigned char next;
 
+	NOWAIT_NEED_EVICTABLE(&self->f);
 	ASSERT_EQ(want, READ_SETTLED("RR.......", 0, true, want))
 		TH_LOG("errno %s", nowait_errname(errno));
 	NOWAIT_ASSERT_PATTERN(self->buf, (size_t)want, 0, self->f.seed);
@@ -242,14 +247,15 @@ TEST_F(nwread, partial_advances_position_by_prefix)
 /* A miss on the first page is EAGAIN even though later pages are cached. */
 TEST_F(nwread, leading_miss_eagain)
 {
+	NOWAIT_NEED_EVICTABLE(&self->f);
 	NOWAIT_ASSERT_ERRNO(READ_SETTLED(".RRRRRRRR", 0, false, -1), EAGAIN);
 }
 
 /*
- * At or past EOF the answer is 0, cached or not; the partial last page
- * gives exactly the bytes up to EOF.
+ * At or past EOF the answer is 0; the partial last page gives exactly the
+ * bytes up to EOF.
  */
-TEST_F(nwread, eof)
+TEST_F(nwread, eof_cached)
 {
 	const off_t tail = (off_t)(FILE_PAGES * self->pg);
 
@@ -261,7 +267,12 @@ TEST_F(nwread, eof)
 				    RWF_NOWAIT));
 	ASSERT_EQ(0, nowait_preadv2(self->f.fd, self->buf, self->pg,
 				    self->size + (off_t)self->pg, RWF_NOWAIT));
+}
 
+/* Uncached too: EOF is decided before any page is looked up. */
+TEST_F(nwread, eof_uncached)
+{
+	NOWAIT_NEED_EVICTABLE(&self->f);
 	set_residency(_metadata, self, ".........");
 	ASSERT_EQ(0, nowait_preadv2(self->f.fd, self->buf, self->pg, self->size,
 				    RWF_NOWAIT));
@@ -285,6 +296,7 @@ TEST_F(nwread, never_zero_before_eof)
 {
 	const size_t np = FILE_PAGES + 1;
 
+	NOWAIT_NEED_EVICTABLE(&self->f);
 	for (int cached = 0; cached <= 1; cached++) {
 		for (size_t i = 0; i < np; i++) {
 			off_t off = (off_t)((i + 1) * self->pg) - 1;

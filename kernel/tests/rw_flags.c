@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * RWF_* flag validation of preadv2/pwritev2, with the errno Debian's 6.12.118
- * returns. File:line references are into that tree.
+ * returns. File:line references are into that tree as shipped (commit
+ * 619f31839 in /var/cache/nowait/linux, before the series).
  *
  * The gate is kiocb_set_rw_flags() (include/linux/fs.h:3606-3643), called
  * from do_iter_readv_writev() (fs/read_write.c:826). Files without
@@ -28,7 +29,7 @@ FIXTURE_VARIANT(flags) {
 	struct nowait_fs fs;
 };
 
-NOWAIT_FS_VARIANTS(flags);
+NOWAIT_FS_VARIANTS(flags)
 
 FIXTURE_SETUP(flags)
 {
@@ -38,9 +39,9 @@ FIXTURE_SETUP(flags)
 					  self->f.seed));
 }
 
-FIXTURE_TEARDOWN(flags)
+FIXTURE_TEARDOWN_PARENT(flags)
 {
-	nowait_tfile_close(&self->f);
+	nowait_tfile_remove(&self->f);
 }
 
 /* The file still holds exactly the setup pattern. */
@@ -324,7 +325,7 @@ TEST(offset_below_minus1_einval_first)
 					    UNKNOWN_FLAG), EINVAL);
 }
 
-/* EBADF: fdget fails before any flag is looked at (fs/read_write.c:1079, 1137-1143). */
+/* EBADF: fdget fails before any flag is looked at (fs/read_write.c:1079, 1133-1143). */
 TEST(bad_fd_ebadf_before_flags)
 {
 	unsigned char buf[64];

@@ -24,7 +24,7 @@ FIXTURE_VARIANT(pos) {
 	struct nowait_fs fs;
 };
 
-NOWAIT_FS_VARIANTS(pos);
+NOWAIT_FS_VARIANTS(pos)
 
 FIXTURE_SETUP(pos)
 {
@@ -34,9 +34,9 @@ FIXTURE_SETUP(pos)
 					  self->f.seed));
 }
 
-FIXTURE_TEARDOWN(pos)
+FIXTURE_TEARDOWN_PARENT(pos)
 {
-	nowait_tfile_close(&self->f);
+	nowait_tfile_remove(&self->f);
 }
 
 static off_t cur_pos(int fd)
