@@ -1,7 +1,7 @@
 # nowait: a kernel patch series for RWF_NOWAIT, the harness that proves it,
 # and libnowait.  `make demo` and `make check` are the two commands in README.md.
 
-.PHONY: all demo demo-stock check check-debug kernel kernel-debug
+.PHONY: all demo demo-stock check check-debug kernel kernel-debug compare fuzz series-check
 all: lib
 
 # Build the patched kernel, boot it in QEMU, print the capability table.
@@ -19,6 +19,18 @@ check:
 # The kernel suite on the debug kernel (KASAN, lockdep), then the rest.
 check-debug:
 	harness/check.sh --debug
+
+# Stock against patched: probe tables and the blocking detector.
+compare:
+	harness/compare.sh
+
+# trinity in the guest on the debug kernel.
+fuzz:
+	harness/fuzz.sh
+
+# Every prefix of the series builds.
+series-check:
+	harness/series-check.sh
 
 kernel:
 	harness/kernel.sh

@@ -13,9 +13,9 @@ struct throttle {
 	int version;		/* 1: blkio (v1), 2: io (v2) */
 	unsigned maj, min;	/* whole disk the rule is set on */
 	char disk[64];		/* its name, e.g. "vda" */
-	char dir[256];		/* the child cgroup */
-	char home[512];		/* cgroup.procs we came from */
-	char rule[512];		/* file the limit is written to */
+	char dir[1024];		/* the child cgroup */
+	char home[2048];		/* cgroup.procs we came from */
+	char rule[2048];		/* file the limit is written to */
 };
 
 /*
@@ -35,7 +35,7 @@ struct devinfo {
 	unsigned maj, min;
 	char disk[64];
 	char fstype[32];
-	char scheduler[64];
+	char scheduler[128];
 	unsigned read_ahead_kb;
 	unsigned max_sectors_kb;
 };

@@ -6,7 +6,8 @@
 # JOB is check, demo, blockstat or shell. Each filesystem the guest makes
 # gets its own sparse virtio disk; NOWAIT_READ_IOPS, when set, throttles
 # reads from every disk to that many per second, a slow disk that makes
-# every miss and every metadata read expensive. The exit status is the guest's, or 124 when the
+# every miss and every metadata read expensive. NOWAIT_APPEND adds to the
+# kernel command line (e.g. nowait.fuzz_calls=N for the fuzz job). The exit status is the guest's, or 124 when the
 # boot timed out, or 125 when the guest ended without reporting one. A kernel
 # splat in the console fails the boot even when the job passed.
 set -euo pipefail
@@ -37,7 +38,7 @@ timeout -k 10 "$limit" qemu-system-x86_64 \
 	-serial "file:$log" \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 	-kernel "$kernel" -initrd "$initramfs" \
-	-append "console=ttyS0 loglevel=5 panic=-1 tsc=reliable nowait.job=$job" \
+	-append "console=ttyS0 loglevel=5 panic=-1 nowait.job=$job ${NOWAIT_APPEND:-}" \
 	"${drives[@]}" </dev/null || rc=$?
 
 case $rc in

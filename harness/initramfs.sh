@@ -23,7 +23,7 @@ copy_with_libs() {
 		[ -e "$root$lib" ] || { mkdir -p "$root$(dirname "$lib")" && cp -L "$lib" "$root$lib"; }
 	done
 }
-for tool in mkfs.ext4 mkfs.ext2 mke2fs mkfs.xfs mkfs.btrfs mkfs.vfat mkfs.exfat; do
+for tool in mkfs.ext4 mkfs.ext2 mke2fs mkfs.xfs mkfs.btrfs mkfs.vfat mkfs.exfat trinity; do
 	copy_with_libs "$(command -v "$tool" || echo "/sbin/$tool")"
 done
 

@@ -1,0 +1,1359 @@
+// SPDX-License-Identifier: MIT
+/*
+ * nowait-bench: the seed's measurement (Tanski's 2015 fio mix of 16 KiB
+ * reads) as an open-loop benchmark of one event loop reading through
+ *   pool      every read handed to libnowait's pool (inline attempt off),
+ *   fast      libnowait, inline attempt on every read (adaptive off),
+ *   adaptive  libnowait defaults,
+ *   io_uring  liburing, buffered reads, from the same epoll loop.
+ * See bench/README.md for the method and the choices made.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <liburing.h>
+#include <math.h>
+#include <nowait.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hist.h"
+#include "sys.h"
+
+#define BS 16384u
+#define MIB (1024.0 * 1024.0)
+
+enum { F1, F2, F3, NCLS, ALL = NCLS };
+static const char *const cls_name[] = { "f1", "f2", "f3", "all" };
+static const char *const cls_desc[] = {
+	"zipf random, mostly cached", "uniform random, mostly uncached", "sequential, cold", "the mix",
+};
+
+enum { M_POOL, M_FAST, M_ADAPTIVE, M_URING, NMODES };
+static const char *const mode_name[] = { "pool", "fast", "adaptive", "io_uring" };
+
+struct cfg {
+	const char *dir, *json, *txt;
+	double duration;	/* s per mode */
+	double rate;		/* req/s; 0: calibrate */
+	double util;		/* calibration target */
+	double calib_s;
+	unsigned threads;
+	unsigned iops;		/* throttle limit */
+	bool throttle;
+	bool drop;		/* drop_caches on reset */
+	bool quick;
+	double theta;
+	double f1_hit;		/* intended f1 hit ratio */
+	double mix[NCLS];
+	unsigned mib[NCLS];
+	uint64_t seed;
+	unsigned spin_us;
+	bool mode_on[NMODES];
+};
+
+struct file {
+	char path[4096];
+	int fd;
+	uint64_t nblocks;
+};
+
+struct op {
+	uint64_t t;		/* ns after the phase start */
+	uint32_t blk;
+	uint8_t cls;
+};
+
+struct residency {
+	double pages[NCLS];	/* % of the file's pages resident */
+	double ops_f1;		/* % of scheduled f1 reads whose 16 KiB are resident */
+};
+
+struct result {
+	bool ran, incomplete;
+	struct hist h[NCLS + 1];
+	struct hist lateness;	/* actual submit - scheduled arrival */
+	uint64_t bytes[NCLS + 1];
+	uint64_t last_done[NCLS + 1];	/* ns after t0 */
+	uint64_t errors, shorts;
+	uint64_t inline_done[NCLS];	/* completed during submission */
+	uint64_t max_inflight;
+	bool have_stats;
+	struct nowait_stats st[NCLS];
+	struct residency before, after;
+	double cpu_s, wall_s, load[3];
+};
+
+static struct cfg cfg = {
+	.duration = 25, .util = 0.6, .calib_s = 3, .threads = 4, .iops = 400,
+	.throttle = true, .theta = 1.2, .f1_hit = 0.90,
+	.mix = { 73, 18, 9 }, .mib = { 256, 1024, 1024 }, .seed = 1, .spin_us = 50,
+	.mode_on = { true, true, true, true },
+};
+static struct file files[NCLS];
+static struct throttle thr;
+static volatile sig_atomic_t stop;
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("nowait-bench: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	throttle_teardown(&thr);
+	exit(1);
+}
+
+static void on_signal(int sig)
+{
+	if (stop) {	/* second time: leave now */
+		throttle_teardown(&thr);
+		_exit(128 + sig);
+	}
+	stop = 1;
+}
+
+static void on_exit_cleanup(void)
+{
+	throttle_teardown(&thr);
+}
+
+/* ---- random numbers: xoshiro256** seeded by splitmix64 ------------------ */
+
+struct rng {
+	uint64_t s[4];
+};
+
+static uint64_t splitmix(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static void rng_seed(struct rng *r, uint64_t seed)
+{
+	for (int i = 0; i < 4; i++)
+		r->s[i] = splitmix(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+static uint64_t rng_next(struct rng *r)
+{
+	uint64_t *s = r->s, res = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return res;
+}
+
+/* Uniform in [0, 1). */
+static double rng_unit(struct rng *r)
+{
+	return (double)(rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+/* ---- fio's zipf (lib/zipf.c), with its rank scattering ------------------- */
+
+struct zipf {
+	uint64_t n;
+	double theta, zetan, zeta2, alpha, eta;
+	uint64_t rand_off;
+};
+
+static void zipf_init(struct zipf *z, uint64_t n, double theta, struct rng *r)
+{
+	z->n = n;
+	z->theta = theta;
+	z->zetan = 0;
+	for (uint64_t i = 0; i < n; i++)
+		z->zetan += pow(1.0 / (double)(i + 1), theta);
+	z->zeta2 = pow(1.0, theta) + pow(0.5, theta);
+	z->alpha = 1.0 / (1.0 - theta);
+	z->eta = (1.0 - pow(2.0 / (double)n, 1.0 - theta)) / (1.0 - z->zeta2 / z->zetan);
+	z->rand_off = rng_next(r);
+}
+
+/* fio's __hash_long() on 64-bit: multiplication by GOLDEN_RATIO_PRIME. */
+static uint64_t zipf_block(const struct zipf *z, uint64_t rank)
+{
+	return ((rank - 1) * 0x9e37fffffffc0001ull + z->rand_off) % z->n;
+}
+
+static uint64_t zipf_next(struct zipf *z, struct rng *r)
+{
+	double u = rng_unit(r), rz = u * z->zetan;
+	uint64_t val;
+
+	if (rz < 1.0)
+		val = 1;
+	else if (rz < 1.0 + pow(0.5, z->theta))
+		val = 2;
+	else
+		val = 1 + (uint64_t)((double)z->n * pow(z->eta * u - z->eta + 1.0, z->alpha));
+	if (val > z->n)
+		val = z->n;
+	return zipf_block(z, val);
+}
+
+/* ---- the data set ------------------------------------------------------- */
+
+static void create_file(const char *path, uint64_t size)
+{
+	size_t chunk = 1 << 20;
+	char *buf = malloc(chunk), tmp[4200];
+	struct rng r;
+	int fd;
+
+	if (!buf)
+		die("out of memory");
+	rng_seed(&r, 42);
+	for (size_t i = 0; i < chunk / 8; i++)
+		((uint64_t *)buf)[i] = rng_next(&r);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fprintf(stderr, "creating %s (%" PRIu64 " MiB)\n", path, size >> 20);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		die("create %s: %s", tmp, strerror(errno));
+	for (uint64_t off = 0; off < size; off += chunk) {
+		((uint64_t *)buf)[0] = off;	/* no two MiB alike */
+		if (pwrite(fd, buf, chunk, (off_t)off) != (ssize_t)chunk)
+			die("write %s: %s", tmp, strerror(errno));
+		if (stop)
+			die("interrupted");
+	}
+	if (fsync(fd) < 0)
+		die("fsync %s: %s", tmp, strerror(errno));
+	evict(fd, 0, 0);
+	close(fd);
+	if (rename(tmp, path) < 0)
+		die("rename %s: %s", tmp, strerror(errno));
+	free(buf);
+}
+
+/* Reused when present with the right size and fully allocated. */
+static void make_file(struct file *f, const char *name, unsigned mib)
+{
+	uint64_t want = (uint64_t)mib << 20;
+	struct stat st;
+
+	snprintf(f->path, sizeof(f->path), "%s/%s", cfg.dir, name);
+	f->nblocks = want / BS;
+	if (stat(f->path, &st) < 0 || (uint64_t)st.st_size != want ||
+	    (uint64_t)st.st_blocks * 512 < want)
+		create_file(f->path, want);
+	f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0)
+		die("open %s: %s", f->path, strerror(errno));
+}
+
+/* ---- workload ----------------------------------------------------------- */
+
+static struct op *ops;
+static size_t nops;
+static uint64_t *f1_cold;	/* f1 blocks evicted on every reset */
+static size_t nf1_cold;
+static double f1_cold_mass;	/* their share of f1's zipf probability */
+
+static int cmp_mass(const void *a, const void *b, void *arg)
+{
+	const double *m = arg;
+	double x = m[*(const uint64_t *)a], y = m[*(const uint64_t *)b];
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Poisson arrivals at cfg.rate for cfg.duration, classes drawn by cfg.mix;
+ * the same schedule (fixed seed) for every mode. Also picks the f1 blocks to
+ * keep cold: the least likely ones, up to 1 - f1_hit of the probability.
+ */
+static void make_schedule(void)
+{
+	double wsum = cfg.mix[F1] + cfg.mix[F2] + cfg.mix[F3], t = 0;
+	uint64_t n1 = files[F1].nblocks, seq = 0;
+	size_t cap = (size_t)(cfg.rate * cfg.duration * 1.2) + 1024;
+	struct rng r;
+	struct zipf z;
+	double *mass;
+
+	rng_seed(&r, cfg.seed);
+	zipf_init(&z, n1, cfg.theta, &r);
+	ops = malloc(cap * sizeof(*ops));
+	if (!ops)
+		die("out of memory");
+	for (nops = 0;; nops++) {
+		double u;
+
+		t += -log(1.0 - rng_unit(&r)) / cfg.rate;
+		if (t >= cfg.duration)
+			break;
+		if (nops == cap && !(ops = realloc(ops, (cap *= 2) * sizeof(*ops))))
+			die("out of memory");
+		ops[nops].t = (uint64_t)(t * 1e9);
+		u = rng_unit(&r) * wsum;
+		if (u < cfg.mix[F1]) {
+			ops[nops].cls = F1;
+			ops[nops].blk = (uint32_t)zipf_next(&z, &r);
+		} else if (u < cfg.mix[F1] + cfg.mix[F2]) {
+			ops[nops].cls = F2;
+			ops[nops].blk = (uint32_t)(rng_next(&r) % files[F2].nblocks);
+		} else {
+			ops[nops].cls = F3;
+			ops[nops].blk = (uint32_t)(seq++ % files[F3].nblocks);
+		}
+	}
+
+	/* Exact zipf probability of each f1 block, then the cold set. */
+	mass = calloc(n1, sizeof(*mass));
+	f1_cold = malloc(n1 * sizeof(*f1_cold));
+	if (!mass || !f1_cold)
+		die("out of memory");
+	for (uint64_t k = 1; k <= n1; k++)
+		mass[zipf_block(&z, k)] += pow(1.0 / (double)k, cfg.theta) / z.zetan;
+	size_t nz = 0;
+	for (uint64_t b = 0; b < n1; b++)
+		if (mass[b] > 0)
+			f1_cold[nz++] = b;
+	qsort_r(f1_cold, nz, sizeof(*f1_cold), cmp_mass, mass);
+	f1_cold_mass = 0;
+	for (nf1_cold = 0; nf1_cold < nz && f1_cold_mass + mass[f1_cold[nf1_cold]] <= 1.0 - cfg.f1_hit;
+	     nf1_cold++)
+		f1_cold_mass += mass[f1_cold[nf1_cold]];
+	free(mass);
+}
+
+/* ---- page cache state --------------------------------------------------- */
+
+static void measure_residency(struct residency *res)
+{
+	for (int c = 0; c < NCLS; c++) {
+		unsigned char *vec = NULL;
+		size_t npages = 0;
+		long n = resident_pages(files[c].fd, 0, 0, c == F1 ? &vec : NULL, &npages);
+
+		if (n < 0) {
+			res->pages[c] = -1;
+			if (c == F1)
+				res->ops_f1 = -1;
+			continue;
+		}
+		res->pages[c] = 100.0 * (double)n / (double)(files[c].nblocks * (BS / 4096));
+		if (c == F1) {
+			size_t hit = 0, all = 0, ppb = BS / 4096;
+
+			for (size_t i = 0; i < nops; i++) {
+				bool in = true;
+
+				if (ops[i].cls != F1)
+					continue;
+				all++;
+				for (size_t p = 0; p < ppb; p++)
+					in = in && (vec[ops[i].blk * ppb + p] & 1);
+				hit += in;
+			}
+			res->ops_f1 = all ? 100.0 * (double)hit / (double)all : 0;
+			free(vec);
+		}
+	}
+}
+
+/* f1 warm except its cold set, f2 and f3 cold; the same before every mode. */
+static void reset_cache(struct residency *res)
+{
+	static char buf[1 << 20];
+
+	if (thr.active)
+		throttle_set(&thr, 0);
+	if (cfg.drop && drop_caches() < 0)
+		fprintf(stderr, "warning: drop_caches failed (not root?)\n");
+	for (int tries = 0; tries < 3; tries++) {
+		evict(files[F2].fd, 0, 0);
+		evict(files[F3].fd, 0, 0);
+		for (uint64_t off = 0; off < files[F1].nblocks * BS; off += sizeof(buf))
+			if (pread(files[F1].fd, buf, sizeof(buf), (off_t)off) < 0)
+				die("warm %s: %s", files[F1].path, strerror(errno));
+		for (size_t i = 0; i < nf1_cold; i++)
+			posix_fadvise(files[F1].fd, (off_t)(f1_cold[i] * BS), BS, POSIX_FADV_DONTNEED);
+		measure_residency(res);
+		if (res->pages[F2] < 1 && res->pages[F3] < 1 &&
+		    res->ops_f1 <= 100.0 * cfg.f1_hit + 1)
+			break;
+		usleep(200000);
+	}
+}
+
+/* ---- the event loop ----------------------------------------------------- */
+
+/* pool mode: libnowait whose preadv2 says ENOSYS to RWF_NOWAIT, so the
+ * context latches "never inline" on its first read; pool reads pass. */
+static ssize_t no_inline_preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+{
+	if (flags & RWF_NOWAIT) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return preadv2(fd, iov, cnt, off, flags);
+}
+
+struct loop {
+	int mode, ep;
+	uint64_t t0;
+	struct result *res;
+	size_t done, inflight;
+	/* libnowait */
+	struct nowait_ctx *ctx;
+	struct nowait_file *nf[NCLS];
+	struct nowait_req *reqs;
+	/* io_uring */
+	struct io_uring ring;
+	/* buffers: a stack of free ones, and every one allocated */
+	void **free_bufs, **all_bufs;
+	size_t nfree, nall, cap;
+	void **buf_of;		/* per op */
+};
+
+static void *get_buf(struct loop *l)
+{
+	void *b;
+
+	if (l->nfree)
+		return l->free_bufs[--l->nfree];
+	if (l->nall == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 256;
+		l->free_bufs = realloc(l->free_bufs, l->cap * sizeof(void *));
+		l->all_bufs = realloc(l->all_bufs, l->cap * sizeof(void *));
+		if (!l->free_bufs || !l->all_bufs)
+			die("out of memory");
+	}
+	b = aligned_alloc(4096, BS);
+	if (!b)
+		die("out of memory");
+	memset(b, 0, BS);
+	l->all_bufs[l->nall++] = b;
+	return b;
+}
+
+static void complete(struct loop *l, size_t i, uint64_t now, ssize_t res)
+{
+	struct result *r = l->res;
+	uint64_t due = l->t0 + ops[i].t, lat = now > due ? now - due : 0;
+	int c = ops[i].cls;
+
+	hist_add(&r->h[c], lat);
+	hist_add(&r->h[ALL], lat);
+	if (res < 0)
+		r->errors++;
+	else if ((size_t)res < BS)
+		r->shorts++;
+	if (res > 0) {
+		r->bytes[c] += (uint64_t)res;
+		r->bytes[ALL] += (uint64_t)res;
+	}
+	if (now - l->t0 > r->last_done[c])
+		r->last_done[c] = now - l->t0;
+	if (now - l->t0 > r->last_done[ALL])
+		r->last_done[ALL] = now - l->t0;
+	l->free_bufs[l->nfree++] = l->buf_of[i];
+	l->done++;
+	l->inflight--;
+}
+
+static void uring_drain(struct loop *l, size_t just_submitted)
+{
+	struct io_uring_cqe *cqe;
+	uint64_t now = 0;
+
+	while (io_uring_peek_cqe(&l->ring, &cqe) == 0) {
+		size_t i = (size_t)(uintptr_t)io_uring_cqe_get_data(cqe);
+		ssize_t res = cqe->res;
+
+		io_uring_cqe_seen(&l->ring, cqe);
+		if (!now)
+			now = now_ns();
+		if (i == just_submitted)
+			l->res->inline_done[ops[i].cls]++;
+		complete(l, i, now, res);
+	}
+}
+
+static void submit(struct loop *l, size_t i)
+{
+	const struct op *op = &ops[i];
+	void *buf = get_buf(l);
+	off_t off = (off_t)op->blk * BS;
+
+	l->buf_of[i] = buf;
+	l->inflight++;
+	if (l->inflight > l->res->max_inflight)
+		l->res->max_inflight = l->inflight;
+	if (l->mode == M_URING) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&l->ring);
+
+		if (!sqe) {
+			io_uring_submit(&l->ring);
+			sqe = io_uring_get_sqe(&l->ring);
+			if (!sqe)
+				die("io_uring: no SQE");
+		}
+		io_uring_prep_read(sqe, files[op->cls].fd, buf, BS, (uint64_t)off);
+		io_uring_sqe_set_data(sqe, (void *)(uintptr_t)i);
+		int rc = io_uring_submit(&l->ring);
+		if (rc < 0)
+			die("io_uring_submit: %s", strerror(-rc));
+		uring_drain(l, i);
+	} else {
+		struct nowait_req *req = &l->reqs[i];
+		ssize_t n;
+
+		req->user_data = (void *)(uintptr_t)i;
+		n = nowait_read(l->nf[op->cls], req, buf, BS, off);
+		if (n != NOWAIT_QUEUED) {
+			l->res->inline_done[op->cls]++;
+			complete(l, i, now_ns(), n);
+		}
+	}
+}
+
+static void reap(struct loop *l)
+{
+	if (l->mode == M_URING) {
+		uring_drain(l, SIZE_MAX);
+		return;
+	}
+	for (;;) {
+		struct nowait_req *done[64];
+		int n = nowait_reap(l->ctx, done, 64);
+		uint64_t now = now_ns();
+
+		if (n < 0)
+			die("nowait_reap: %s", strerror(-n));
+		for (int k = 0; k < n; k++)
+			complete(l, (size_t)(uintptr_t)done[k]->user_data, now, done[k]->res);
+		if (n < 64)
+			break;
+	}
+}
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static void run_mode(int mode, struct result *r)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	uint64_t spin = (uint64_t)cfg.spin_us * 1000, drain_deadline = 0;
+	struct loop l = { .mode = mode, .res = r };
+	size_t next = 0;
+	double cpu0;
+	int fd;
+
+	memset(r, 0, sizeof(*r));
+	for (int c = 0; c <= NCLS; c++)
+		hist_init(&r->h[c]);
+	hist_init(&r->lateness);
+	reset_cache(&r->before);
+	fprintf(stderr, "mode %-8s: f1 %.1f%% of scheduled reads resident, f2 %.2f%% f3 %.2f%% pages resident\n",
+		mode_name[mode], r->before.ops_f1, r->before.pages[F2], r->before.pages[F3]);
+
+	l.buf_of = calloc(nops, sizeof(void *));
+	l.ep = epoll_create1(EPOLL_CLOEXEC);
+	if (!l.buf_of || l.ep < 0)
+		die("setup: %s", strerror(errno));
+	for (int k = 0; k < 256; k++)	/* fault the first buffers in */
+		get_buf(&l);
+	l.nfree = l.nall;
+	memcpy(l.free_bufs, l.all_bufs, l.nall * sizeof(void *));
+
+	if (mode == M_URING) {
+		struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE, .cq_entries = 16384 };
+		int rc = io_uring_queue_init_params(1024, &l.ring, &p);
+
+		if (rc < 0)
+			die("io_uring_queue_init: %s", strerror(-rc));
+		/*
+		 * The ring fd polls readable while CQEs wait: the loop sleeps on
+		 * it. (An eventfd would fire for the inline completions too, and
+		 * io_uring_register_eventfd_async() misses task_work ones.)
+		 */
+		fd = l.ring.ring_fd;
+	} else {
+		struct nowait_params p = { .threads = cfg.threads };
+		int rc;
+
+		if (mode == M_POOL)
+			p.preadv2 = no_inline_preadv2;
+		else if (mode == M_FAST)
+			p.probe_interval = 1;	/* "every 1st read probes": never skip */
+		rc = nowait_create(&p, &l.ctx);
+		if (rc < 0)
+			die("nowait_create: %s", strerror(-rc));
+		for (int c = 0; c < NCLS; c++)
+			if ((rc = nowait_file_open(l.ctx, files[c].fd, &l.nf[c])) < 0)
+				die("nowait_file_open: %s", strerror(-rc));
+		l.reqs = calloc(nops, sizeof(*l.reqs));
+		if (!l.reqs)
+			die("out of memory");
+		fd = nowait_fd(l.ctx);
+	}
+	if (epoll_ctl(l.ep, EPOLL_CTL_ADD, fd, &ev) < 0)
+		die("epoll_ctl: %s", strerror(errno));
+
+	if (thr.active && throttle_set(&thr, cfg.iops) < 0)
+		die("cannot set the throttle in %s", thr.rule);
+	loadavg(r->load);
+	cpu0 = cpu_seconds();
+	l.t0 = now_ns() + 2000000;
+	while (l.done < nops && !stop) {
+		struct epoll_event evs[4];
+		struct timespec ts, *tsp = NULL;
+		uint64_t now = now_ns();
+		int n;
+
+		while (next < nops && l.t0 + ops[next].t <= now) {
+			hist_add(&r->lateness, now - (l.t0 + ops[next].t));
+			submit(&l, next++);
+			now = now_ns();
+		}
+		if (l.done == nops)
+			break;
+		if (next < nops) {
+			uint64_t due = l.t0 + ops[next].t, wait = due > now ? due - now : 0;
+
+			wait = wait > spin ? wait - spin : 0;
+			ts.tv_sec = (time_t)(wait / 1000000000u);
+			ts.tv_nsec = (long)(wait % 1000000000u);
+			tsp = &ts;
+		} else {
+			if (!drain_deadline)
+				drain_deadline = now + 60000000000ull;
+			if (now > drain_deadline) {
+				r->incomplete = true;
+				fprintf(stderr, "mode %s: %zu reads still in flight 60 s after the last arrival; giving up\n",
+					mode_name[mode], l.inflight);
+				break;
+			}
+			ts.tv_sec = 1;
+			ts.tv_nsec = 0;
+			tsp = &ts;
+		}
+		n = epoll_pwait2(l.ep, evs, 4, tsp, NULL);
+		if (n < 0 && errno != EINTR)
+			die("epoll_pwait2: %s", strerror(errno));
+		if (n > 0)
+			reap(&l);
+	}
+	r->wall_s = (double)(now_ns() - l.t0) / 1e9;
+	if (stop)
+		r->incomplete = true;
+	if (thr.active)
+		throttle_set(&thr, 0);
+
+	if (mode == M_URING) {
+		io_uring_queue_exit(&l.ring);
+	} else {
+		r->have_stats = true;
+		for (int c = 0; c < NCLS; c++)
+			nowait_file_stats(l.nf[c], &r->st[c]);
+		nowait_destroy(l.ctx);
+		free(l.reqs);
+	}
+	r->cpu_s = cpu_seconds() - cpu0;
+	measure_residency(&r->after);
+	close(l.ep);
+	for (size_t k = 0; k < l.nall; k++)
+		free(l.all_bufs[k]);
+	free(l.all_bufs);
+	free(l.free_bufs);
+	free(l.buf_of);
+	r->ran = true;
+}
+
+/* ---- reference points: bare pread, and the calibration ----------------- */
+
+struct bare {
+	struct hist pread, nowait;
+	uint64_t samples;
+};
+
+/* Cached 16 KiB reads of f1's hot blocks, one thread, nothing else running. */
+static void measure_bare(struct bare *b)
+{
+	void *buf = aligned_alloc(4096, BS);
+	size_t k = 0, target = cfg.quick ? 5000 : 20000;
+	unsigned char *vec;
+	size_t npages;
+	long n;
+
+	hist_init(&b->pread);
+	hist_init(&b->nowait);
+	n = resident_pages(files[F1].fd, 0, 0, &vec, &npages);
+	if (n < 0 || !buf)
+		die("bare pread setup failed");
+	for (int pass = 0; pass < 2; pass++) {
+		size_t got = 0;
+
+		for (size_t i = 0; got < target; i = (i + 1) % nops) {
+			struct iovec iov = { buf, BS };
+			uint64_t t1, t2;
+			ssize_t r;
+
+			if (ops[i].cls != F1 || !(vec[ops[i].blk * (BS / 4096)] & 1))
+				continue;
+			t1 = now_ns();
+			if (pass == 0)
+				r = pread(files[F1].fd, buf, BS, (off_t)ops[i].blk * BS);
+			else
+				r = preadv2(files[F1].fd, &iov, 1, (off_t)ops[i].blk * BS, RWF_NOWAIT);
+			t2 = now_ns();
+			if (r == (ssize_t)BS)
+				hist_add(pass == 0 ? &b->pread : &b->nowait, t2 - t1);
+			got++;
+			if (++k > 100 * target)
+				break;	/* nothing resident: give up */
+		}
+	}
+	b->samples = b->pread.n;
+	free(vec);
+	free(buf);
+}
+
+struct calib {
+	double capacity;	/* cold 16 KiB random reads/s at pool concurrency */
+	double mean_lat_us;
+	double io_per_req;
+	double rate;
+};
+
+struct calib_thread {
+	pthread_t tid;
+	uint64_t deadline, n, lat;
+	unsigned id;
+};
+
+static void *calib_worker(void *arg)
+{
+	struct calib_thread *t = arg;
+	void *buf = aligned_alloc(4096, BS);
+	struct rng r;
+
+	rng_seed(&r, cfg.seed * 1000 + t->id + 7);
+	while (buf && now_ns() < t->deadline && !stop) {
+		uint64_t t1 = now_ns();
+
+		if (pread(files[F2].fd, buf, BS, (off_t)(rng_next(&r) % files[F2].nblocks) * BS) != (ssize_t)BS)
+			break;
+		t->lat += now_ns() - t1;
+		t->n++;
+	}
+	free(buf);
+	return NULL;
+}
+
+static void calibrate(struct calib *c, const struct devinfo *d)
+{
+	struct calib_thread *t = calloc(cfg.threads, sizeof(*t));
+	uint64_t start, n = 0, lat = 0;
+	double ra = d->read_ahead_kb ? d->read_ahead_kb * 1024.0 : 128 * 1024.0;
+
+	if (!t)
+		die("out of memory");
+	evict(files[F2].fd, 0, 0);
+	if (thr.active && throttle_set(&thr, cfg.iops) < 0)
+		die("cannot set the throttle in %s", thr.rule);
+	start = now_ns();
+	for (unsigned i = 0; i < cfg.threads; i++) {
+		t[i].deadline = start + (uint64_t)(cfg.calib_s * 1e9);
+		t[i].id = i;
+		if (pthread_create(&t[i].tid, NULL, calib_worker, &t[i]))
+			die("pthread_create failed");
+	}
+	for (unsigned i = 0; i < cfg.threads; i++) {
+		pthread_join(t[i].tid, NULL);
+		n += t[i].n;
+		lat += t[i].lat;
+	}
+	c->capacity = (double)n / ((double)(now_ns() - start) / 1e9);
+	c->mean_lat_us = n ? (double)lat / (double)n / 1e3 : 0;
+	if (thr.active)
+		throttle_set(&thr, 0);
+	evict(files[F2].fd, 0, 0);
+	free(t);
+	/* Device reads per request: f1 misses, every f2 read, f3 per readahead. */
+	double w = cfg.mix[F1] + cfg.mix[F2] + cfg.mix[F3];
+	if (ra < BS)
+		ra = BS;
+	if (d->max_sectors_kb && ra > d->max_sectors_kb * 1024.0)
+		ra = d->max_sectors_kb * 1024.0;
+	c->io_per_req = (cfg.mix[F1] * (1.0 - cfg.f1_hit) + cfg.mix[F2] + cfg.mix[F3] * BS / ra) / w;
+	c->rate = cfg.util * c->capacity / c->io_per_req;
+}
+
+/* ---- report ------------------------------------------------------------- */
+
+static FILE *txt_out;
+
+static void out(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	if (txt_out) {
+		va_start(ap, fmt);
+		vfprintf(txt_out, fmt, ap);
+		va_end(ap);
+	}
+}
+
+static const char *fmt_ns(double ns, char *buf)
+{
+	if (ns < 1e6)
+		sprintf(buf, "%.1fus", ns / 1e3);
+	else if (ns < 1e9)
+		sprintf(buf, "%.2fms", ns / 1e6);
+	else
+		sprintf(buf, "%.2fs", ns / 1e9);
+	return buf;
+}
+
+static double tput_mib(const struct result *r, int c)
+{
+	return r->last_done[c] ? (double)r->bytes[c] / MIB / ((double)r->last_done[c] / 1e9) : 0;
+}
+
+static double tput_iops(const struct result *r, int c)
+{
+	return r->last_done[c] ? (double)r->h[c].n / ((double)r->last_done[c] / 1e9) : 0;
+}
+
+static uint64_t attempts(const struct nowait_stats *s)
+{
+	return s->hits + s->misses + s->partials + s->fb_zero_before_eof;
+}
+
+/* The library's inline hit ratio (of attempts), io_uring's inline-completion
+ * ratio, or -1. */
+static double observed_hit(const struct result *r, int mode, int c)
+{
+	if (mode == M_URING)
+		return r->h[c].n ? 100.0 * (double)r->inline_done[c] / (double)r->h[c].n : -1;
+	if (!r->have_stats || !attempts(&r->st[c]))
+		return -1;
+	return 100.0 * (double)r->st[c].hits / (double)attempts(&r->st[c]);
+}
+
+static double wasted_pct(const struct result *r, int c)
+{
+	if (!r->have_stats || !r->h[c].n)
+		return -1;
+	return 100.0 * (double)(r->st[c].misses + r->st[c].partials + r->st[c].fb_zero_before_eof) /
+	       (double)r->h[c].n;
+}
+
+static double ratio(double a, double b)
+{
+	return b > 0 ? a / b : 0;
+}
+
+static const double pcts[] = { 50, 90, 99, 99.9 };
+
+static void report_table(struct result *res, const struct bare *b)
+{
+	const struct result *pool = res[M_POOL].ran ? &res[M_POOL] : NULL;
+	char s[8][32];
+
+	out("\n%-3s %-8s %7s %9s %9s %9s %9s %9s %9s %7s %6s %6s %6s %6s %7s %7s\n",
+	    "cls", "mode", "reads", "p50", "p90", "p99", "p99.9", "max", "mean", "MiB/s", "IOPS",
+	    "p50x", "meanx", "tputx", "hit%", "wasted%");
+	for (int c = 0; c <= NCLS; c++) {
+		for (int m = 0; m < NMODES; m++) {
+			const struct result *r = &res[m];
+			const struct hist *h = &r->h[c];
+			double hit = c < NCLS ? observed_hit(r, m, c) : -1;
+			double waste = c < NCLS ? wasted_pct(r, c) : -1;
+			char hs[16], ws[16];
+
+			if (!r->ran)
+				continue;
+			snprintf(hs, sizeof(hs), hit < 0 ? "-" : "%.1f", hit);
+			snprintf(ws, sizeof(ws), waste < 0 || m == M_POOL ? "-" : "%.1f", waste);
+			out("%-3s %-8s %7" PRIu64 " %9s %9s %9s %9s %9s %9s %7.2f %6.0f %6.2f %6.2f %6.3f %6s %7s\n",
+			    cls_name[c], mode_name[m], h->n,
+			    fmt_ns((double)hist_pct(h, 50), s[0]), fmt_ns((double)hist_pct(h, 90), s[1]),
+			    fmt_ns((double)hist_pct(h, 99), s[2]), fmt_ns((double)hist_pct(h, 99.9), s[3]),
+			    fmt_ns((double)h->max, s[4]), fmt_ns(hist_mean(h), s[5]),
+			    tput_mib(r, c), tput_iops(r, c),
+			    pool ? ratio((double)hist_pct(h, 50), (double)hist_pct(&pool->h[c], 50)) : 0,
+			    pool ? ratio(hist_mean(h), hist_mean(&pool->h[c])) : 0,
+			    pool ? ratio(tput_mib(r, c), tput_mib(pool, c)) : 0, hs, ws);
+		}
+		out("\n");
+	}
+	out("p50x, meanx: this mode / pool (lower is better); tputx: MiB/s / pool's.\n"
+	    "hit%%: libnowait inline hits / inline attempts (fast, adaptive); io_uring: reads completed\n"
+	    "  during submission; wasted%%: inline attempts that did not complete the read, %% of reads.\n\n");
+
+	out("per mode: cache state at start (intended f1 %.1f%% of reads resident, f2/f3 0%%) and after;\n"
+	    "  submit lateness (actual submission - scheduled arrival); CPU of the whole process\n",
+	    100.0 * (1.0 - f1_cold_mass));
+	for (int m = 0; m < NMODES; m++) {
+		const struct result *r = &res[m];
+
+		if (!r->ran)
+			continue;
+		out("  %-8s start f1 %5.1f%% reads (%5.1f%% pages) f2 %5.2f%% f3 %5.2f%% | end f1 %5.1f%% f2 %5.2f%% f3 %5.2f%% | "
+		    "late p50 %s p99 %s | cpu %.1f%% | inflight max %" PRIu64 " | load %.2f%s%s\n",
+		    mode_name[m], r->before.ops_f1, r->before.pages[F1], r->before.pages[F2], r->before.pages[F3],
+		    r->after.pages[F1], r->after.pages[F2], r->after.pages[F3],
+		    fmt_ns((double)hist_pct(&r->lateness, 50), s[0]), fmt_ns((double)hist_pct(&r->lateness, 99), s[1]),
+		    100.0 * r->cpu_s / r->wall_s, r->max_inflight, r->load[0],
+		    r->errors || r->shorts ? " | ERRORS/SHORT READS" : "", r->incomplete ? " | INCOMPLETE" : "");
+		if (r->have_stats && m != M_POOL)
+			for (int c = 0; c < NCLS; c++)
+				out("           %s: hits %" PRIu64 " misses %" PRIu64 " partials %" PRIu64
+				    " skipped %" PRIu64 " pool_jobs %" PRIu64 "\n", cls_name[c], r->st[c].hits,
+				    r->st[c].misses, r->st[c].partials, r->st[c].skipped, r->st[c].pool_jobs);
+	}
+
+	out("\nmix mean response time:");
+	for (int m = 0; m < NMODES; m++)
+		if (res[m].ran) {
+			out("  %s %s", mode_name[m], fmt_ns(hist_mean(&res[m].h[ALL]), s[0]));
+			if (pool && m != M_POOL)
+				out(" (%+.1f%%)", 100.0 * (ratio(hist_mean(&res[m].h[ALL]), hist_mean(&pool->h[ALL])) - 1));
+		}
+	out("\nbare pread, cached 16 KiB, idle: p50 %s p99 %s (n=%" PRIu64 "); preadv2(RWF_NOWAIT) p50 %s\n",
+	    fmt_ns((double)hist_pct(&b->pread, 50), s[0]), fmt_ns((double)hist_pct(&b->pread, 99), s[1]),
+	    b->pread.n, fmt_ns((double)hist_pct(&b->nowait, 50), s[2]));
+}
+
+static const char *verdict(bool ok)
+{
+	return ok ? "met" : "NOT met";
+}
+
+struct target {
+	const char *what;
+	char value[128];
+	bool ok, known;
+};
+
+static int eval_targets(const struct result *res, const struct bare *b, struct target *t)
+{
+	const struct result *p = &res[M_POOL], *a = &res[M_ADAPTIVE], *u = &res[M_URING];
+	int n = 0;
+
+	if (p->ran && a->ran) {
+		double x = ratio((double)hist_pct(&p->h[F1], 50), (double)hist_pct(&a->h[F1], 50));
+
+		t[n].what = "f1 adaptive p50 >= 10x lower than pool";
+		snprintf(t[n].value, sizeof(t[n].value), "%.1fx lower", x);
+		t[n].ok = x >= 10;
+		t[n++].known = true;
+	}
+	if (a->ran && b->pread.n) {
+		double x = ratio((double)hist_pct(&a->h[F1], 50), (double)hist_pct(&b->pread, 50));
+
+		t[n].what = "f1 adaptive p50 within 1.5x of bare pread p50";
+		snprintf(t[n].value, sizeof(t[n].value), "%.2fx", x);
+		t[n].ok = x <= 1.5;
+		t[n++].known = true;
+	}
+	if (p->ran && a->ran) {
+		double x = 100.0 * (1 - ratio(hist_mean(&a->h[ALL]), hist_mean(&p->h[ALL])));
+
+		t[n].what = "mix mean (adaptive) >= 30% lower than pool";
+		snprintf(t[n].value, sizeof(t[n].value), "%.1f%% lower", x);
+		t[n].ok = x >= 30;
+		t[n++].known = true;
+	}
+	if (u->ran && a->ran) {
+		char s1[32], s2[32];
+
+		t[n].what = "mix mean (adaptive) no worse than io_uring";
+		snprintf(t[n].value, sizeof(t[n].value), "%s vs %s", fmt_ns(hist_mean(&a->h[ALL]), s1),
+			 fmt_ns(hist_mean(&u->h[ALL]), s2));
+		t[n].ok = hist_mean(&a->h[ALL]) <= hist_mean(&u->h[ALL]);
+		t[n++].known = true;
+	}
+	if (p->ran && a->ran)
+		for (int c = F2; c <= F3; c++) {
+			double x = ratio(tput_mib(a, c), tput_mib(p, c));
+
+			t[n].what = c == F2 ? "f2 throughput (adaptive) within 5% of pool"
+					    : "f3 throughput (adaptive) within 5% of pool";
+			snprintf(t[n].value, sizeof(t[n].value), "%.3fx", x);
+			t[n].ok = fabs(x - 1) <= 0.05;
+			t[n++].known = true;
+		}
+	if (a->ran) {
+		double w = wasted_pct(a, F2);
+
+		t[n].what = "wasted f2 inline attempts (adaptive) <= 5% of f2 reads";
+		snprintf(t[n].value, sizeof(t[n].value), "%.2f%% (%" PRIu64 " misses + %" PRIu64
+			 " partials of %" PRIu64 ")", w, a->st[F2].misses, a->st[F2].partials, a->h[F2].n);
+		t[n].ok = w <= 5;
+		t[n++].known = true;
+	}
+	return n;
+}
+
+static void json_hist(FILE *f, const struct hist *h)
+{
+	uint64_t cum = 0;
+	bool first = true;
+
+	fprintf(f, "{\"n\": %" PRIu64 ", \"mean_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f", h->n,
+		hist_mean(h) / 1e3, h->n ? (double)h->min / 1e3 : 0, (double)h->max / 1e3);
+	for (size_t i = 0; i < sizeof(pcts) / sizeof(pcts[0]); i++)
+		fprintf(f, ", \"p%g_us\": %.3f", pcts[i], (double)hist_pct(h, pcts[i]) / 1e3);
+	fprintf(f, ", \"cdf\": [");
+	for (unsigned i = 0; i < PLAT_NR; i++) {
+		if (!h->plat[i])
+			continue;
+		cum += h->plat[i];
+		fprintf(f, "%s[%.3f,%.6f]", first ? "" : ",", (double)hist_idx_to_val(i) / 1e3,
+			(double)cum / (double)h->n);
+		first = false;
+	}
+	fprintf(f, "]}");
+}
+
+static void write_json(const char *path, const struct result *res, const struct bare *b,
+		       const struct calib *cal, const struct devinfo *d, const double load0[3],
+		       const double load1[3], const struct target *t, int nt)
+{
+	FILE *f = fopen(path, "w");
+	struct utsname u;
+
+	if (!f) {
+		fprintf(stderr, "warning: cannot write %s: %s\n", path, strerror(errno));
+		return;
+	}
+	uname(&u);
+	fprintf(f, "{\n\"tool\": \"nowait-bench\",\n");
+	fprintf(f, "\"system\": {\"kernel\": \"%s\", \"machine\": \"%s\", \"cpus\": %ld, "
+		"\"load_start\": [%.2f, %.2f, %.2f], \"load_end\": [%.2f, %.2f, %.2f]},\n",
+		u.release, u.machine, sysconf(_SC_NPROCESSORS_ONLN), load0[0], load0[1], load0[2],
+		load1[0], load1[1], load1[2]);
+	fprintf(f, "\"storage\": {\"dir\": \"%s\", \"fs\": \"%s\", \"disk\": \"%s\", \"dev\": \"%u:%u\", "
+		"\"scheduler\": \"%s\", \"read_ahead_kb\": %u, \"throttle\": %s, \"cgroup\": \"%s\", "
+		"\"read_iops_limit\": %u, \"drop_caches\": %s},\n",
+		cfg.dir, d->fstype, d->disk, d->maj, d->min, d->scheduler, d->read_ahead_kb,
+		cfg.throttle ? "true" : "false",
+		!cfg.throttle ? "none" : thr.version == 2 ? "v2 io.max riops" : "v1 blkio.throttle.read_iops_device",
+		cfg.throttle ? cfg.iops : 0, cfg.drop ? "true" : "false");
+	fprintf(f, "\"workload\": {\"block\": %u, \"threads\": %u, \"duration_s\": %.1f, \"rate\": %.1f, "
+		"\"reads\": %zu, \"seed\": %" PRIu64 ", \"zipf_theta\": %.2f, \"mix\": [%.0f, %.0f, %.0f], "
+		"\"mib\": [%u, %u, %u], \"f1_intended_hit_pct\": %.2f, \"f1_cold_blocks\": %zu, \"spin_us\": %u},\n",
+		BS, cfg.threads, cfg.duration, cfg.rate, nops, cfg.seed, cfg.theta, cfg.mix[F1], cfg.mix[F2],
+		cfg.mix[F3], cfg.mib[F1], cfg.mib[F2], cfg.mib[F3], 100.0 * (1 - f1_cold_mass), nf1_cold,
+		cfg.spin_us);
+	fprintf(f, "\"calibration\": {\"cold_read_capacity_iops\": %.1f, \"cold_read_mean_us\": %.1f, "
+		"\"io_per_request\": %.4f, \"util\": %.2f, \"rate\": %.1f, \"calibrated\": %s},\n",
+		cal->capacity, cal->mean_lat_us, cal->io_per_req, cfg.util, cfg.rate,
+		cal->capacity > 0 ? "true" : "false");
+	fprintf(f, "\"bare\": {\"pread\": ");
+	json_hist(f, &b->pread);
+	fprintf(f, ", \"preadv2_nowait\": ");
+	json_hist(f, &b->nowait);
+	fprintf(f, "},\n\"modes\": {\n");
+	bool firstm = true;
+	for (int m = 0; m < NMODES; m++) {
+		const struct result *r = &res[m], *p = res[M_POOL].ran ? &res[M_POOL] : NULL;
+
+		if (!r->ran)
+			continue;
+		fprintf(f, "%s\"%s\": {\"incomplete\": %s, \"errors\": %" PRIu64 ", \"short_reads\": %" PRIu64
+			", \"wall_s\": %.3f, \"cpu_s\": %.3f, \"load1\": %.2f, \"max_inflight\": %" PRIu64 ",\n",
+			firstm ? "" : ",\n", mode_name[m], r->incomplete ? "true" : "false", r->errors, r->shorts,
+			r->wall_s, r->cpu_s, r->load[0], r->max_inflight);
+		firstm = false;
+		fprintf(f, "  \"residency_start\": {\"f1_reads_pct\": %.2f, \"f1_pages_pct\": %.2f, "
+			"\"f2_pages_pct\": %.3f, \"f3_pages_pct\": %.3f},\n",
+			r->before.ops_f1, r->before.pages[F1], r->before.pages[F2], r->before.pages[F3]);
+		fprintf(f, "  \"residency_end\": {\"f1_reads_pct\": %.2f, \"f1_pages_pct\": %.2f, "
+			"\"f2_pages_pct\": %.3f, \"f3_pages_pct\": %.3f},\n",
+			r->after.ops_f1, r->after.pages[F1], r->after.pages[F2], r->after.pages[F3]);
+		fprintf(f, "  \"lateness\": {\"p50_us\": %.3f, \"p99_us\": %.3f, \"max_us\": %.3f},\n",
+			(double)hist_pct(&r->lateness, 50) / 1e3, (double)hist_pct(&r->lateness, 99) / 1e3,
+			(double)r->lateness.max / 1e3);
+		fprintf(f, "  \"classes\": {\n");
+		for (int c = 0; c <= NCLS; c++) {
+			const struct hist *h = &r->h[c];
+
+			fprintf(f, "    \"%s\": {\"desc\": \"%s\", \"mib_s\": %.3f, \"iops\": %.1f, \"bytes\": %" PRIu64,
+				cls_name[c], cls_desc[c], tput_mib(r, c), tput_iops(r, c), r->bytes[c]);
+			if (p)
+				fprintf(f, ", \"p50_vs_pool\": %.4f, \"mean_vs_pool\": %.4f, \"tput_vs_pool\": %.4f",
+					ratio((double)hist_pct(h, 50), (double)hist_pct(&p->h[c], 50)),
+					ratio(hist_mean(h), hist_mean(&p->h[c])), ratio(tput_mib(r, c), tput_mib(p, c)));
+			if (c < NCLS) {
+				double hit = observed_hit(r, m, c), w = wasted_pct(r, c);
+
+				fprintf(f, ", \"inline_completed\": %" PRIu64, r->inline_done[c]);
+				if (hit >= 0)
+					fprintf(f, ", \"observed_hit_pct\": %.3f", hit);
+				if (r->have_stats) {
+					const struct nowait_stats *s = &r->st[c];
+
+					if (w >= 0 && m != M_POOL)
+						fprintf(f, ", \"wasted_inline_pct\": %.3f", w);
+					fprintf(f, ", \"lib\": {\"hits\": %" PRIu64 ", \"misses\": %" PRIu64
+						", \"partials\": %" PRIu64 ", \"skipped\": %" PRIu64
+						", \"pool_jobs\": %" PRIu64 ", \"fb_enosys\": %" PRIu64 "}",
+						s->hits, s->misses, s->partials, s->skipped, s->pool_jobs, s->fb_enosys);
+				}
+			}
+			if (c == ALL && p && m != M_POOL)
+				fprintf(f, ", \"mean_reduction_vs_pool_pct\": %.3f",
+					100.0 * (1 - ratio(hist_mean(h), hist_mean(&p->h[c]))));
+			fprintf(f, ",\n      \"lat\": ");
+			json_hist(f, h);
+			fprintf(f, "}%s\n", c < NCLS ? "," : "");
+		}
+		fprintf(f, "  }}");
+	}
+	fprintf(f, "\n},\n\"targets\": [\n");
+	for (int i = 0; i < nt; i++)
+		fprintf(f, "  {\"target\": \"%s\", \"value\": \"%s\", \"met\": %s}%s\n", t[i].what, t[i].value,
+			t[i].ok ? "true" : "false", i + 1 < nt ? "," : "");
+	fprintf(f, "]\n}\n");
+	fclose(f);
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: nowait-bench [options]\n"
+		"  --dir DIR          data files f1,f2,f3 live here (default build/bench/data)\n"
+		"  --json FILE        write results as JSON (plot with bench/plot.sh FILE PNG)\n"
+		"  --txt FILE         also write the report table to FILE\n"
+		"  --quick            short run (5 s per mode, 1 s calibration)\n"
+		"  --duration S       seconds per mode (default 25)\n"
+		"  --rate R           arrivals per second (default: calibrated)\n"
+		"  --util U           calibrated rate = U * cold-read capacity / device reads per request (0.6)\n"
+		"  --iops N           cgroup read-IOPS limit on the data's disk (default 400)\n"
+		"  --no-throttle      no cgroup (e.g. in a guest whose disk QEMU throttles)\n"
+		"  --drop-caches      also echo 1 > /proc/sys/vm/drop_caches on every reset\n"
+		"  --threads N        pool size for pool/fast/adaptive (default 4, libnowait's)\n"
+		"  --modes LIST       comma-separated subset of pool,fast,adaptive,io_uring\n"
+		"  --theta T          f1 zipf theta (default 1.2)\n"
+		"  --f1-hit P         intended f1 hit ratio, 0..1 (default 0.90)\n"
+		"  --mib A,B,C        sizes of f1,f2,f3 in MiB (default 256,1024,1024)\n"
+		"  --seed N           schedule seed (default 1)\n"
+		"  --spin-us N        busy-poll this long before each arrival (default 50)\n");
+}
+
+static void parse_modes(const char *s)
+{
+	char *dup = strdup(s), *save = NULL;
+
+	memset(cfg.mode_on, 0, sizeof(cfg.mode_on));
+	for (char *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int m;
+
+		for (m = 0; m < NMODES && strcmp(tok, mode_name[m]); m++)
+			;
+		if (m == NMODES)
+			die("unknown mode '%s'", tok);
+		cfg.mode_on[m] = true;
+	}
+	free(dup);
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_DIR = 256, O_JSON, O_TXT, O_QUICK, O_DUR, O_RATE, O_UTIL, O_IOPS, O_NOTHR, O_DROP,
+	       O_THREADS, O_MODES, O_THETA, O_F1HIT, O_MIB, O_SEED, O_SPIN, O_HELP };
+	static const struct option lo[] = {
+		{ "dir", 1, 0, O_DIR }, { "json", 1, 0, O_JSON }, { "txt", 1, 0, O_TXT },
+		{ "quick", 0, 0, O_QUICK }, { "duration", 1, 0, O_DUR }, { "rate", 1, 0, O_RATE },
+		{ "util", 1, 0, O_UTIL }, { "iops", 1, 0, O_IOPS }, { "no-throttle", 0, 0, O_NOTHR },
+		{ "drop-caches", 0, 0, O_DROP }, { "threads", 1, 0, O_THREADS }, { "modes", 1, 0, O_MODES },
+		{ "theta", 1, 0, O_THETA }, { "f1-hit", 1, 0, O_F1HIT }, { "mib", 1, 0, O_MIB },
+		{ "seed", 1, 0, O_SEED }, { "spin-us", 1, 0, O_SPIN }, { "help", 0, 0, O_HELP },
+		{ 0, 0, 0, 0 },
+	};
+	bool dur_set = false;
+	static struct result res[NMODES];
+	static struct bare bare;
+	struct calib cal = { 0 };
+	struct devinfo dev;
+	struct target tg[16];
+	double load0[3], load1[3];
+	char err[512], s[4][32];
+	int o, nt;
+
+	cfg.dir = "build/bench/data";
+	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (o) {
+		case O_DIR: cfg.dir = optarg; break;
+		case O_JSON: cfg.json = optarg; break;
+		case O_TXT: cfg.txt = optarg; break;
+		case O_QUICK: cfg.quick = true; break;
+		case O_DUR: cfg.duration = atof(optarg); dur_set = true; break;
+		case O_RATE: cfg.rate = atof(optarg); break;
+		case O_UTIL: cfg.util = atof(optarg); break;
+		case O_IOPS: cfg.iops = (unsigned)atoi(optarg); break;
+		case O_NOTHR: cfg.throttle = false; break;
+		case O_DROP: cfg.drop = true; break;
+		case O_THREADS: cfg.threads = (unsigned)atoi(optarg); break;
+		case O_MODES: parse_modes(optarg); break;
+		case O_THETA: cfg.theta = atof(optarg); break;
+		case O_F1HIT: cfg.f1_hit = atof(optarg); break;
+		case O_MIB:
+			if (sscanf(optarg, "%u,%u,%u", &cfg.mib[F1], &cfg.mib[F2], &cfg.mib[F3]) != 3)
+				die("--mib wants A,B,C");
+			break;
+		case O_SEED: cfg.seed = strtoull(optarg, NULL, 0); break;
+		case O_SPIN: cfg.spin_us = (unsigned)atoi(optarg); break;
+		case O_HELP: case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (cfg.quick) {
+		if (!dur_set)
+			cfg.duration = 5;
+		cfg.calib_s = 1;
+	}
+	if (cfg.duration <= 0 || cfg.threads == 0 || cfg.theta <= 1.0 || cfg.f1_hit < 0 ||
+	    cfg.f1_hit > 1 || cfg.util <= 0 || (cfg.throttle && cfg.iops == 0))
+		die("bad option value (theta must be > 1, f1-hit in 0..1, iops > 0)");
+	for (int c = 0; c < NCLS; c++)
+		if (cfg.mib[c] < 1)
+			die("--mib: sizes must be >= 1");
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	atexit(on_exit_cleanup);
+	prctl(PR_SET_TIMERSLACK, 1UL);
+	if (cfg.txt && !(txt_out = fopen(cfg.txt, "w")))
+		die("cannot write %s: %s", cfg.txt, strerror(errno));
+
+	if (mkdir(cfg.dir, 0755) < 0 && errno != EEXIST)
+		die("mkdir %s: %s", cfg.dir, strerror(errno));
+	make_file(&files[F1], "f1", cfg.mib[F1]);
+	make_file(&files[F2], "f2", cfg.mib[F2]);
+	make_file(&files[F3], "f3", cfg.mib[F3]);
+	devinfo_get(cfg.dir, &dev);
+	if (cfg.throttle && throttle_setup(&thr, cfg.dir, err, sizeof(err)) < 0)
+		die("throttle: %s (run as root, or pass --no-throttle)", err);
+	loadavg(load0);
+
+	/* The schedule needs the rate, the calibration needs f1's cold set
+	 * for the hit estimate only: build a provisional schedule first. */
+	double want_rate = cfg.rate;
+	if (!want_rate)
+		cfg.rate = 100;
+	make_schedule();
+	{
+		struct residency r0;
+
+		reset_cache(&r0);
+		measure_bare(&bare);
+	}
+	if (!want_rate) {
+		calibrate(&cal, &dev);
+		cfg.rate = cal.rate;
+		free(ops);
+		free(f1_cold);
+		make_schedule();
+	}
+
+	struct utsname un;
+
+	uname(&un);
+	out("nowait-bench: Linux %s, %ld CPUs; %s on %s (%u:%u), scheduler %s, read_ahead %u KiB; load %.2f %.2f %.2f\n",
+	    un.release, sysconf(_SC_NPROCESSORS_ONLN), dev.fstype, dev.disk[0] ? dev.disk : "?", dev.maj, dev.min, dev.scheduler,
+	    dev.read_ahead_kb, load0[0], load0[1], load0[2]);
+	if (!cfg.throttle)
+		out("storage: no cgroup throttle (--no-throttle)\n");
+	else
+		out("storage: cgroup %s %s: %u read IOPS on %u:%u during calibration and measurement only\n",
+		    thr.version == 2 ? "v2 io.max riops" : "v1 blkio.throttle.read_iops_device", thr.dir,
+		    cfg.iops, thr.maj, thr.min);
+	out("workload: 16 KiB reads, f1 %.0f%% zipf(%.2f) over %u MiB (intended %.1f%% hits, %zu cold blocks), "
+	    "f2 %.0f%% uniform over %u MiB (cold), f3 %.0f%% sequential over %u MiB (cold)\n",
+	    cfg.mix[F1], cfg.theta, cfg.mib[F1], 100.0 * (1 - f1_cold_mass), nf1_cold, cfg.mix[F2], cfg.mib[F2],
+	    cfg.mix[F3], cfg.mib[F3]);
+	if (cal.capacity > 0)
+		out("calibration: cold random 16 KiB reads at concurrency %u: %.0f IOPS (mean %s); "
+		    "%.3f device reads/request -> rate %.0f req/s (util %.2f)\n",
+		    cfg.threads, cal.capacity, fmt_ns(cal.mean_lat_us * 1e3, s[0]), cal.io_per_req, cfg.rate, cfg.util);
+	else
+		out("rate: %.0f req/s (given)\n", cfg.rate);
+	out("open loop: Poisson arrivals, %zu reads in %.0f s per mode, seed %" PRIu64
+	    ", latency from scheduled arrival; pool size %u; modes in order:", nops, cfg.duration, cfg.seed,
+	    cfg.threads);
+	for (int m = 0; m < NMODES; m++)
+		if (cfg.mode_on[m])
+			out(" %s", mode_name[m]);
+	out("\n");
+	fflush(stdout);
+
+	for (int m = 0; m < NMODES && !stop; m++)
+		if (cfg.mode_on[m])
+			run_mode(m, &res[m]);
+	loadavg(load1);
+	throttle_teardown(&thr);
+	if (stop)
+		fprintf(stderr, "interrupted: partial results\n");
+
+	report_table(res, &bare);
+	nt = eval_targets(res, &bare, tg);
+	out("\ntargets (reported, not asserted):\n");
+	for (int i = 0; i < nt; i++)
+		out("  %-55s %-40s %s\n", tg[i].what, tg[i].value, verdict(tg[i].ok));
+	out("load average: start %.2f %.2f %.2f, end %.2f %.2f %.2f\n", load0[0], load0[1], load0[2], load1[0],
+	    load1[1], load1[2]);
+	(void)s;
+	if (cfg.json)
+		write_json(cfg.json, res, &bare, &cal, &dev, load0, load1, tg, nt);
+	if (txt_out)
+		fclose(txt_out);
+	return stop ? 130 : 0;
+}

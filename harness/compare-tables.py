@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Markdown tables of stock against patched, from the JSON that
+harness/compare.sh collected: the capability probe and the blocking
+detector."""
+import json
+import sys
+
+out, iops = sys.argv[1], sys.argv[2]
+kernels = ("stock", "patched")
+
+
+def load(kind, name):
+    with open(f"{out}/{kind}-{name}.json") as f:
+        return json.load(f)
+
+
+probe = {k: load("probe", k) for k in kernels}
+cols = [("read_hit", "read hit"), ("read_miss", "read miss"), ("write", "write"),
+        ("odirect_read", "O_DIRECT read"), ("odirect_write", "O_DIRECT write")]
+print(f"### RWF_NOWAIT per target, stock → patched ({probe['stock']['kernel']}, "
+      f"{probe['patched']['kernel']})\n")
+print("| target | " + " | ".join(c[1] for c in cols) + " |")
+print("|---" * (len(cols) + 1) + "|")
+patched = {t["label"]: t for t in probe["patched"]["targets"]}
+for t in probe["stock"]["targets"]:
+    p = patched.get(t["label"], {})
+    cells = []
+    for key, _ in cols:
+        a = t[key]["text"]
+        b = p.get(key, {}).get("text", "-")
+        cells.append(a if a == b else f"{a} → **{b}**")
+    print(f"| {t['label']} | " + " | ".join(cells) + " |")
+
+print(f"\n### Flagged 16 KiB reads on fragmented ext4, disk throttled to {iops} reads/s\n")
+print("| kernel | phase | calls | hits | EAGAIN | calls that slept | miss p50 µs | miss p99 µs "
+      "| miss max µs | hit p50 µs | hit p99 µs |")
+print("|---" * 11 + "|")
+
+
+def us(v):
+    return "-" if v is None else f"{v:.0f}"
+
+
+block = {k: load("blockstat", k) for k in kernels}
+for k in kernels:
+    for ph in block[k]["phases"]:
+        m, h = ph["eagain_us"], ph["hit_us"]
+        print(f"| {k} | {ph['name']} | {ph['calls']} | {ph['hits']} | {ph['eagain']} | "
+              f"**{ph['slept']}** | {us(m['p50'])} | {us(m['p99'])} | {us(m['max'])} | "
+              f"{us(h['p50'])} | {us(h['p99'])} |")
+
+print("\n### Does the miss help the blocking retry? (16 KiB pread after drop_caches, µs)\n")
+print("| kernel | cold pread p50 | flagged miss p50 | pread right after the miss p50 "
+      "| pread 1 ms after the miss p50 | ratio (1 ms) to cold |")
+print("|---" * 6 + "|")
+for k in kernels:
+    r = block[k]["retry"]
+    print(f"| {k} | {us(r['cold_us']['p50'])} | {us(r['flagged_miss_us']['p50'])} | "
+          f"{us(r['after_miss_us']['p50'])} | {us(r['after_miss_1ms_us']['p50'])} | "
+          f"{r['ratio_1ms_p50']:.2f} |")

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Stock against patched, on the same config and the same QEMU disks: the
+# capability probe's table for each, and the blocking detector on ext4
+# behind a disk throttled to NOWAIT_READ_IOPS (default 200) reads/s.
+#
+#   harness/compare.sh          (make compare)
+#
+# Writes build/compare.md (the tables in README.md come from it) and the
+# JSON of every run beside it.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+iops=${NOWAIT_READ_IOPS:-200}
+phase "dependencies" "$NOWAIT_ROOT/harness/deps.sh"
+phase "tools build" make -s -C "$NOWAIT_ROOT/tools" O="$NOWAIT_OUT/tools"
+phase "tests build" make -s -C "$NOWAIT_ROOT/kernel/tests" O="$NOWAIT_OUT/tests"
+phase "initramfs" "$NOWAIT_ROOT/harness/initramfs.sh" "$NOWAIT_OUT/initramfs.cpio"
+
+# json_from LOG OUT: the JSON the guest printed between its markers.
+json_from() {
+	tr -d '\r' <"$1" | sed -n '/^nowait-json: begin/,/^nowait-json: end/p' | sed '1d;$d' >"$2"
+}
+
+for name in stock patched; do
+	flags=()
+	[ "$name" = stock ] && flags=(--stock)
+	kernel=$(phase "kernel build ($name)" "$NOWAIT_ROOT/harness/kernel.sh" "${flags[@]}")
+	log=$NOWAIT_OUT/console-probe-$name.log
+	phase "probe ($name)" "$NOWAIT_ROOT/harness/boot.sh" "$kernel" "$NOWAIT_OUT/initramfs.cpio" demo "$log" 600
+	json_from "$log" "$NOWAIT_OUT/probe-$name.json"
+	log=$NOWAIT_OUT/console-blockstat-$name.log
+	NOWAIT_READ_IOPS=$iops phase "blocking detector ($name)" "$NOWAIT_ROOT/harness/boot.sh" \
+		"$kernel" "$NOWAIT_OUT/initramfs.cpio" blockstat "$log" 1800
+	json_from "$log" "$NOWAIT_OUT/blockstat-$name.json"
+done
+
+python3 "$NOWAIT_ROOT/harness/compare-tables.py" "$NOWAIT_OUT" "$iops" | tee "$NOWAIT_OUT/compare.md"

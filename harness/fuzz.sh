@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# trinity on the read and write entry points, in the guest, on the debug
+# kernel (KASAN, lockdep, DEBUG_ATOMIC_SLEEP); a splat fails the run.
+#
+#   harness/fuzz.sh [CALLS]     (make fuzz; default 20000 calls)
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+calls=${1:-20000}
+phase "dependencies" "$NOWAIT_ROOT/harness/deps.sh"
+kernel=$(phase "kernel build (debug)" "$NOWAIT_ROOT/harness/kernel.sh" --debug)
+phase "tools build" make -s -C "$NOWAIT_ROOT/tools" O="$NOWAIT_OUT/tools"
+phase "tests build" make -s -C "$NOWAIT_ROOT/kernel/tests" O="$NOWAIT_OUT/tests"
+phase "initramfs" "$NOWAIT_ROOT/harness/initramfs.sh" "$NOWAIT_OUT/initramfs.cpio"
+log=$NOWAIT_OUT/console-fuzz.log
+rc=0
+NOWAIT_MEM=3072 NOWAIT_APPEND="nowait.fuzz_calls=$calls" phase "trinity, $calls calls" \
+	"$NOWAIT_ROOT/harness/boot.sh" "$kernel" "$NOWAIT_OUT/initramfs.cpio" fuzz "$log" 3600 || rc=$?
+tr -d '\r' <"$log" | sed -n '/^nowait-fuzz: begin/,/^nowait-fuzz: end/p'
+splats=$(wc -l <"$log.splats" 2>/dev/null || echo 0)
+say "fuzz: guest status $rc, $splats splat line(s) in the console ($log)"
+exit "$rc"

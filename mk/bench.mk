@@ -1,0 +1,51 @@
+# nowait-bench: the seed's fio mix as an open-loop benchmark of libnowait
+# (pool / fast / adaptive) against io_uring. See bench/README.md.
+#   bench         build, run on this host (root: cgroup throttle), write
+#                 build/bench/{bench.txt,bench.json,bench.png}
+#   bench-quick   the same with --quick (seconds, for development)
+#   bench-build   build/bench/nowait-bench and the static nowait-bench.static
+#   bench-clean   remove the binaries and results (keeps the data files)
+# BENCH_ARGS adds options, e.g. make bench BENCH_ARGS="--iops 300 --util 0.7".
+
+bn_default_goal := $(.DEFAULT_GOAL)
+
+BN_TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
+BN_OUT := $(BN_TOP)/build/bench
+BN_LIB := $(BN_TOP)/build/lib-plain/libnowait.a
+BN_SRC := $(addprefix $(BN_TOP)/bench/,nowait-bench.c hist.c sys.c)
+BN_HDR := $(addprefix $(BN_TOP)/bench/,hist.h sys.h) $(BN_TOP)/include/nowait.h
+BN_CFLAGS := -std=c11 -Wall -Wextra -Werror -O2 -g -pthread -D_FILE_OFFSET_BITS=64 \
+	-I$(BN_TOP)/include -I$(BN_TOP)/bench
+BN_LIBS := -luring -lm -lpthread
+BENCH_DIR ?= $(BN_OUT)/data
+BENCH_ARGS ?=
+
+$(BN_OUT)/nowait-bench: $(BN_SRC) $(BN_HDR) $(BN_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(BN_CFLAGS) $(BN_SRC) $(BN_LIB) $(BN_LIBS) -o $@
+
+# For a QEMU guest with a busybox initramfs: no shared libraries there.
+$(BN_OUT)/nowait-bench.static: $(BN_SRC) $(BN_HDR) $(BN_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(BN_CFLAGS) -static $(BN_SRC) $(BN_LIB) $(BN_LIBS) -o $@
+
+.PHONY: bench bench-quick bench-build bench-clean
+bench-build: $(BN_OUT)/nowait-bench $(BN_OUT)/nowait-bench.static
+
+bench: bench-build
+	$(BN_OUT)/nowait-bench --dir $(BENCH_DIR) --json $(BN_OUT)/bench.json \
+		--txt $(BN_OUT)/bench.txt $(BENCH_ARGS)
+	$(BN_TOP)/bench/plot.sh $(BN_OUT)/bench.json $(BN_OUT)/bench.png
+
+bench-quick: bench-build
+	$(BN_OUT)/nowait-bench --quick --dir $(BENCH_DIR) --json $(BN_OUT)/bench-quick.json \
+		--txt $(BN_OUT)/bench-quick.txt $(BENCH_ARGS)
+	$(BN_TOP)/bench/plot.sh $(BN_OUT)/bench-quick.json $(BN_OUT)/bench-quick.png
+
+bench-clean:
+	rm -f $(BN_OUT)/nowait-bench $(BN_OUT)/nowait-bench.static $(BN_OUT)/bench*.json \
+		$(BN_OUT)/bench*.txt $(BN_OUT)/bench*.png
+
+clean: bench-clean
+
+.DEFAULT_GOAL := $(bn_default_goal)
