@@ -71,7 +71,7 @@ static int write_str(const char *path, const char *s)
 /* The whole disk behind a directory's file system: major:minor and name. */
 static int whole_disk(const char *dir, unsigned *maj, unsigned *min, char *name, size_t namelen)
 {
-	char path[PATH_MAX], real[PATH_MAX], buf[64];
+	char path[PATH_MAX + 16], real[PATH_MAX], buf[64];
 	struct stat st;
 	char *slash;
 
@@ -87,7 +87,7 @@ static int whole_disk(const char *dir, unsigned *maj, unsigned *min, char *name,
 	if (read_str(path, buf, sizeof(buf)) < 0 || sscanf(buf, "%u:%u", maj, min) != 2)
 		return -ENODEV;
 	slash = strrchr(real, '/');
-	snprintf(name, namelen, "%s", slash ? slash + 1 : real);
+	snprintf(name, namelen, "%.63s", slash ? slash + 1 : real);
 	return 0;
 }
 
@@ -187,7 +187,7 @@ static int find_hierarchy(int *version, char *mnt, size_t len)
 
 int throttle_setup(struct throttle *t, const char *dir, char *err, size_t errlen)
 {
-	char mnt[512], rel[512], path[700], pid[32];
+	char mnt[512], rel[512], path[1100], pid[32];
 	int rc;
 
 	memset(t, 0, sizeof(*t));

@@ -1,37 +1,37 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RWF_NOWAIT buffered reads against the page cache.
+ * RWF_NOWAIT buffered reads against the page cache, as the nowait series
+ * makes them: on every filesystem that takes the flag (FMODE_NOWAIT or
+ * FOP_BUFFER_RNOWAIT), through the overlay to an upper or a lower file.
  *
- * What 6.12 does (mm/filemap.c): filemap_read() copies batches of
- * contiguous cached folios; filemap_get_read_batch() stops at the first
- * missing page. On a miss filemap_get_pages() starts readahead (2557-2567)
- * and then finds the new folio locked or !uptodate, which gives EAGAIN
- * under IOCB_NOWAIT (filemap_update_page, 2436-2439, 2463-2465).
- * filemap_read() then returns the bytes already copied, or the error if
- * none (2731). A read at or past EOF returns 0 before any page is looked
- * up (2658-2659).
+ * filemap_read() copies batches of contiguous cached folios and stops at
+ * the first missing page; there a NOWAIT read queues the readahead to a
+ * worker and fails with EAGAIN at once (filemap_get_pages()), and
+ * filemap_read() returns the bytes already copied, or the error if none. A
+ * read at or past EOF returns 0 before any page is looked up. shmem does
+ * the same from shmem_file_read_iter(): a swapped-out page is a miss, a hole
+ * reads as zeros.
  *
- * Every miss is made deterministic: the file is written, fsync'd and
- * evicted, the wanted pages are read back one by one with readahead off
- * (POSIX_FADV_RANDOM reads exactly the requested pages,
+ * Every flagged call must return without sleeping, whatever it returns
+ * (NOWAIT_PREAD), and every miss is deterministic: the file is written,
+ * synced and evicted until no queued readahead brings pages back
+ * (nowait_evict()), the wanted pages are read back one by one with
+ * readahead off (POSIX_FADV_RANDOM reads exactly the requested pages,
  * mm/readahead.c force_page_cache_ra), and mincore must show exactly the
- * intended residency before the NOWAIT call; otherwise the case fails as a
- * setup error. Since a miss starts readahead, each case gets a fresh file.
- *
- * The readahead a miss starts can complete before filemap_update_page()
- * trylocks the folio; the read then legitimately returns more than was
- * cached when it started. How often depends on the machine: on a KVM
- * guest with a virtio disk it ranged from never to nearly always. See
- * read_settled() for how that is told apart from a read that waited.
+ * intended residency before the NOWAIT call, or the case fails as a setup
+ * error. tmpfs pages cannot be evicted that way; they are swapped out
+ * instead (nowait_shmem_residency()). Since the miss's readahead runs after
+ * the call has returned, the result is exactly what was cached.
  */
 #include "kselftest_harness.h"
 #include "nowait_test.h"
 
-#include <time.h>
-
 /* 8 full pages and a partial ninth, so EOF is not page aligned. */
 #define FILE_PAGES 8
 #define FILE_TAIL 123
+
+/* How long a miss's readahead may take to bring the data in. */
+#define READAHEAD_MS 2000
 
 FIXTURE(nwread) {
 	struct nowait_tfile f;
@@ -44,16 +44,14 @@ FIXTURE_VARIANT(nwread) {
 	struct nowait_fs fs;
 };
 
-NOWAIT_FS_VARIANTS(nwread)
+NOWAIT_FS_VARIANTS_READ(nwread)
 
 FIXTURE_SETUP(nwread)
 {
-	NOWAIT_TFILE_SETUP(&self->f, &variant->fs);
 	self->pg = nowait_page();
 	self->size = (off_t)(FILE_PAGES * self->pg + FILE_TAIL);
-	ASSERT_EQ(0, nowait_write_pattern(self->f.fd, 0, (size_t)self->size,
-					  self->f.seed));
-	ASSERT_EQ(0, fsync(self->f.fd));
+	NOWAIT_TFILE_SETUP(&self->f, &variant->fs, self->size);
+	ASSERT_EQ(0, fsync(self->f.wfd));
 	/*
 	 * Touched up front so that copying into it cannot fault and sleep
 	 * inside the call being measured.
@@ -68,128 +66,89 @@ FIXTURE_TEARDOWN_PARENT(nwread)
 	nowait_tfile_remove(&self->f);
 }
 
+#define RESIDENCY_TRIES 5
+
 /*
- * Evict the file, then bring back exactly the pages marked 'R' in @want
- * (one character per page, as nowait_residency() prints it) and verify.
+ * Make exactly the pages marked 'R' in @want resident (one character per
+ * page, as nowait_residency() prints it) and verify. On tmpfs the others
+ * are swapped out; elsewhere the file is evicted and the 'R' pages read
+ * back, again if a readahead that an earlier miss queued came in later
+ * than nowait_evict() waited for it.
  */
 static void set_residency(struct __test_metadata *_metadata,
 			  FIXTURE_DATA(nwread) *self, const char *want)
 {
 	unsigned char one;
+	char map[1025];
 
-	NOWAIT_EVICT(self->f.fd);
-	ASSERT_EQ(0, posix_fadvise(self->f.fd, 0, 0, POSIX_FADV_RANDOM));
-	for (size_t i = 0; want[i]; i++) {
-		if (want[i] != 'R')
-			continue;
-		ASSERT_EQ(1, pread(self->f.fd, &one, 1, (off_t)(i * self->pg)));
+	if (self->f.fs->cache_pinned) {
+		char why[NOWAIT_WHY_MAX];
+		int r = nowait_shmem_residency(self->f.wfd, self->size,
+					       self->f.seed, want, why,
+					       sizeof(why));
+
+		if (r > 0)
+			NOWAIT_SKIP_CASE("cannot swap out tmpfs pages: %.900s",
+					 why);
+		ASSERT_EQ(0, r) TH_LOG("setup: %s", why);
+	} else {
+		for (int i = 0; i < RESIDENCY_TRIES; i++) {
+			NOWAIT_EVICT(self->f.fd);
+			ASSERT_EQ(0, posix_fadvise(self->f.fd, 0, 0,
+						   POSIX_FADV_RANDOM));
+			for (size_t p = 0; want[p]; p++) {
+				if (want[p] != 'R')
+					continue;
+				ASSERT_EQ(1, pread(self->f.fd, &one, 1,
+						   (off_t)(p * self->pg)));
+			}
+			if (nowait_residency(self->f.fd, map, sizeof(map)) >= 0 &&
+			    !strcmp(map, want))
+				break;
+		}
 	}
 	NOWAIT_ASSERT_RESIDENCY(self->f.fd, want);
 }
 
 /*
+ * Set the residency @want, then one NOWAIT read of the rest of the file
+ * from @start (through f_pos if @use_pos); errno passes through.
+ */
+static ssize_t read_from(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(nwread) *self, const char *want,
+			 off_t start, bool use_pos)
+{
+	set_residency(_metadata, self, want);
+	if (use_pos) {
+		ASSERT_EQ(start, lseek(self->f.fd, start, SEEK_SET));
+	}
+	return NOWAIT_PREAD(self->f.fd, self->buf,
+			    (size_t)(self->size - start), use_pos ? -1 : start);
+}
+
+/*
  * A hit is served whole, with the right bytes, and without sleeping. The
- * atime is pushed into the future first: otherwise relatime may update it
- * on this read (touch_atime ignores NOWAIT) and the journal start may
- * sleep, which is a known 6.12 gap but not what this case is about.
+ * file was just written, so its atime is older than its mtime and relatime
+ * wants an update: that is queued (touch_atime_nowait()), and must not
+ * make the read wait for a journal handle or a transaction either.
  */
 TEST_F(nwread, cached_hit_whole_without_sleeping)
 {
-	struct timespec ts[2] = { { 0, 0 }, { 0, UTIME_OMIT } };
-	bool slept;
 	ssize_t r;
 
 	ASSERT_EQ(self->size, pread(self->f.fd, self->buf, (size_t)self->size, 0));
-	ASSERT_EQ(0, clock_gettime(CLOCK_REALTIME, &ts[0]));
-	ts[0].tv_sec += 3600;
-	ASSERT_EQ(0, futimens(self->f.fd, ts));
 	NOWAIT_ASSERT_RESIDENCY(self->f.fd, "RRRRRRRRR");
 	memset(self->buf, 0, (size_t)self->size);
 
-	r = NOWAIT_MEASURE(slept, nowait_preadv2(self->f.fd, self->buf,
-						 (size_t)self->size + self->pg,
-						 0, RWF_NOWAIT));
+	r = NOWAIT_PREAD(self->f.fd, self->buf, (size_t)self->size + self->pg, 0);
 	ASSERT_EQ(self->size, r) TH_LOG("errno %s", nowait_errname(errno));
 	NOWAIT_ASSERT_PATTERN(self->buf, (size_t)self->size, 0, self->f.seed);
-	EXPECT_FALSE(slept) TH_LOG("a cached NOWAIT read slept");
 }
-
-#define RACE_RETRIES 8
-/* read_settled() could not observe a miss: every attempt lost the race. */
-#define RACED_ALWAYS ((ssize_t)-2)
-
-/*
- * Set the residency @want, issue one NOWAIT read of the rest of the file
- * from @start (through f_pos if @use_pos) and return its result, errno
- * intact. @expect is the intended result: a byte count, or -1 for EAGAIN.
- *
- * An outcome of more than @expect bytes, all correct, means the miss's own
- * readahead completed before the call looked again; that is retried on a
- * fresh eviction. If all RACE_RETRIES attempts end that way, then:
- *  - if any of them did not sleep, the machine simply completes that I/O
- *    too fast to observe a miss: RACED_ALWAYS, with the reason in @why;
- *  - if every one slept, the call most likely waited for the I/O, and the
- *    last result is returned for the caller's assertion to reject.
- */
-static ssize_t read_settled(struct __test_metadata *_metadata,
-			    FIXTURE_DATA(nwread) *self, const char *want,
-			    off_t start, bool use_pos, ssize_t expect,
-			    char *why, size_t whylen)
-{
-	const size_t len = (size_t)(self->size - start);
-	const ssize_t cached = expect > 0 ? expect : 0;
-	bool slept_always = true;
-	ssize_t r = -1;
-	int e = 0;
-
-	for (int attempt = 1; attempt <= RACE_RETRIES; attempt++) {
-		bool slept;
-
-		set_residency(_metadata, self, want);
-		if (use_pos) {
-			ASSERT_EQ(start, lseek(self->f.fd, start, SEEK_SET));
-		}
-		r = NOWAIT_MEASURE(slept, nowait_preadv2(self->f.fd, self->buf,
-							 len,
-							 use_pos ? -1 : start,
-							 RWF_NOWAIT));
-		e = errno;
-		if (r == expect && (r >= 0 || e == EAGAIN))
-			break;
-		if (r <= cached || nowait_mismatch(self->buf, (size_t)r,
-						   (uint64_t)start,
-						   self->f.seed) != -1)
-			break;
-		slept_always &= slept;
-		TH_LOG("attempt %d: %zd bytes but only %zd were cached; %s",
-		       attempt, r, cached, slept ?
-		       "the call slept, so it may have waited for the I/O" :
-		       "it did not sleep: the miss's readahead completed first");
-		if (attempt == RACE_RETRIES && !slept_always) {
-			snprintf(why, whylen,
-				 "miss not observable: readahead won the race %d times",
-				 RACE_RETRIES);
-			return RACED_ALWAYS;
-		}
-	}
-	errno = e;
-	return r;
-}
-
-#define READ_SETTLED(want, start, use_pos, expect) ({			\
-	char why_[128];							\
-	ssize_t r_ = read_settled(_metadata, self, (want), (start),	\
-				  (use_pos), (expect), why_,		\
-				  sizeof(why_));			\
-	if (r_ == RACED_ALWAYS)						\
-		SKIP(return, "%s", why_);				\
-	r_;								\
-})
 
 TEST_F(nwread, uncached_eagain)
 {
-	NOWAIT_NEED_EVICTABLE(&self->f);
-	NOWAIT_ASSERT_ERRNO(READ_SETTLED(".........", 0, false, -1), EAGAIN);
+	NOWAIT_ASSERT_ERRNO(read_from(_metadata, self, ".........", 0, false),
+			    EAGAIN);
 }
 
 /* With offset -1 a failed read must leave f_pos where it was. */
@@ -197,8 +156,8 @@ TEST_F(nwread, uncached_eagain_keeps_position)
 {
 	const off_t start = (off_t)(2 * self->pg + 10);
 
-	NOWAIT_NEED_EVICTABLE(&self->f);
-	NOWAIT_ASSERT_ERRNO(READ_SETTLED(".........", start, true, -1), EAGAIN);
+	NOWAIT_ASSERT_ERRNO(read_from(_metadata, self, ".........", start, true),
+			    EAGAIN);
 	ASSERT_EQ(start, lseek(self->f.fd, 0, SEEK_CUR));
 }
 
@@ -210,8 +169,7 @@ TEST_F(nwread, partial_returns_exact_cached_prefix)
 {
 	const ssize_t want = (ssize_t)(3 * self->pg);
 
-	NOWAIT_NEED_EVICTABLE(&self->f);
-	ASSERT_EQ(want, READ_SETTLED("RRR..RR..", 0, false, want))
+	ASSERT_EQ(want, read_from(_metadata, self, "RRR..RR..", 0, false))
 		TH_LOG("errno %s", nowait_errname(errno));
 	NOWAIT_ASSERT_PATTERN(self->buf, (size_t)want, 0, self->f.seed);
 }
@@ -222,8 +180,7 @@ TEST_F(nwread, partial_unaligned_start)
 	const off_t start = (off_t)(self->pg + 100);
 	const ssize_t want = (ssize_t)(3 * self->pg) - start;
 
-	NOWAIT_NEED_EVICTABLE(&self->f);
-	ASSERT_EQ(want, READ_SETTLED("RRR..RR..", start, false, want))
+	ASSERT_EQ(want, read_from(_metadata, self, "RRR..RR..", start, false))
 		TH_LOG("errno %s", nowait_errname(errno));
 	NOWAIT_ASSERT_PATTERN(self->buf, (size_t)want, start, self->f.seed);
 }
@@ -234,8 +191,7 @@ TEST_F(nwread, partial_advances_position_by_prefix)
 	const ssize_t want = (ssize_t)(2 * self->pg);
 	unsigned char next;
 
-	NOWAIT_NEED_EVICTABLE(&self->f);
-	ASSERT_EQ(want, READ_SETTLED("RR.......", 0, true, want))
+	ASSERT_EQ(want, read_from(_metadata, self, "RR.......", 0, true))
 		TH_LOG("errno %s", nowait_errname(errno));
 	NOWAIT_ASSERT_PATTERN(self->buf, (size_t)want, 0, self->f.seed);
 	ASSERT_EQ(want, lseek(self->f.fd, 0, SEEK_CUR));
@@ -247,8 +203,8 @@ TEST_F(nwread, partial_advances_position_by_prefix)
 /* A miss on the first page is EAGAIN even though later pages are cached. */
 TEST_F(nwread, leading_miss_eagain)
 {
-	NOWAIT_NEED_EVICTABLE(&self->f);
-	NOWAIT_ASSERT_ERRNO(READ_SETTLED(".RRRRRRRR", 0, false, -1), EAGAIN);
+	NOWAIT_ASSERT_ERRNO(read_from(_metadata, self, ".RRRRRRRR", 0, false),
+			    EAGAIN);
 }
 
 /*
@@ -260,43 +216,37 @@ TEST_F(nwread, eof_cached)
 	const off_t tail = (off_t)(FILE_PAGES * self->pg);
 
 	ASSERT_EQ(self->size, pread(self->f.fd, self->buf, (size_t)self->size, 0));
-	ASSERT_EQ(FILE_TAIL, nowait_preadv2(self->f.fd, self->buf, self->pg,
-					    tail, RWF_NOWAIT));
+	ASSERT_EQ(FILE_TAIL, NOWAIT_PREAD(self->f.fd, self->buf, self->pg, tail));
 	NOWAIT_ASSERT_PATTERN(self->buf, FILE_TAIL, tail, self->f.seed);
-	ASSERT_EQ(0, nowait_preadv2(self->f.fd, self->buf, self->pg, self->size,
-				    RWF_NOWAIT));
-	ASSERT_EQ(0, nowait_preadv2(self->f.fd, self->buf, self->pg,
-				    self->size + (off_t)self->pg, RWF_NOWAIT));
+	ASSERT_EQ(0, NOWAIT_PREAD(self->f.fd, self->buf, self->pg, self->size));
+	ASSERT_EQ(0, NOWAIT_PREAD(self->f.fd, self->buf, self->pg,
+				  self->size + (off_t)self->pg));
 }
 
 /* Uncached too: EOF is decided before any page is looked up. */
 TEST_F(nwread, eof_uncached)
 {
-	NOWAIT_NEED_EVICTABLE(&self->f);
 	set_residency(_metadata, self, ".........");
-	ASSERT_EQ(0, nowait_preadv2(self->f.fd, self->buf, self->pg, self->size,
-				    RWF_NOWAIT));
-	ASSERT_EQ(0, nowait_preadv2(self->f.fd, self->buf, self->pg,
-				    self->size + 10 * (off_t)self->pg,
-				    RWF_NOWAIT));
+	ASSERT_EQ(0, NOWAIT_PREAD(self->f.fd, self->buf, self->pg, self->size));
+	ASSERT_EQ(0, NOWAIT_PREAD(self->f.fd, self->buf, self->pg,
+				  self->size + 10 * (off_t)self->pg));
 	ASSERT_EQ(self->size, lseek(self->f.fd, 0, SEEK_END));
-	ASSERT_EQ(0, nowait_preadv2(self->f.fd, self->buf, self->pg, -1,
-				    RWF_NOWAIT));
-	/* the EOF reads must not have pulled anything in */
+	ASSERT_EQ(0, NOWAIT_PREAD(self->f.fd, self->buf, self->pg, -1));
+	/* the EOF reads must not have queued any readahead */
+	nowait_msleep(NOWAIT_SETTLE_MS);
 	NOWAIT_ASSERT_RESIDENCY(self->f.fd, ".........");
 }
 
 /*
  * Before EOF a NOWAIT read never returns 0 (the 5.9/5.10 bug in the
- * preadv2(2) BUGS section): uncached it is EAGAIN (or, if the readahead won
- * the race, the byte), cached it is the byte. Probed at the last byte of
- * every page, including the partial one.
+ * preadv2(2) BUGS section): uncached it is EAGAIN, cached it is the byte.
+ * Probed at the last byte of every page, including the partial one. Each
+ * uncached probe queues readahead, which set_residency() waits out.
  */
 TEST_F(nwread, never_zero_before_eof)
 {
 	const size_t np = FILE_PAGES + 1;
 
-	NOWAIT_NEED_EVICTABLE(&self->f);
 	for (int cached = 0; cached <= 1; cached++) {
 		for (size_t i = 0; i < np; i++) {
 			off_t off = (off_t)((i + 1) * self->pg) - 1;
@@ -311,17 +261,206 @@ TEST_F(nwread, never_zero_before_eof)
 			}
 			self->buf[0] = (unsigned char)~nowait_pattern_byte(
 				(uint64_t)off, self->f.seed);
-			r = nowait_preadv2(self->f.fd, self->buf, 1, off,
-					   RWF_NOWAIT);
-			if (r == -1 && errno == EAGAIN && !cached)
+			r = NOWAIT_PREAD(self->f.fd, self->buf, 1, off);
+			if (!cached) {
+				NOWAIT_ASSERT_ERRNO(r, EAGAIN);
 				continue;
-			ASSERT_EQ(1, r) TH_LOG("%s page, offset %jd: errno %s",
-					       cached ? "cached" : "uncached",
+			}
+			ASSERT_EQ(1, r) TH_LOG("cached page, offset %jd: errno %s",
 					       (intmax_t)off,
 					       nowait_errname(errno));
 			NOWAIT_ASSERT_PATTERN(self->buf, 1, off, self->f.seed);
 		}
 	}
+}
+
+/*
+ * The miss was not for nothing: its readahead, handed to a worker, brings
+ * the requested pages in shortly after the EAGAIN, without any further
+ * read by the caller, and the retry is a hit. Pages 3-6 are asked for.
+ */
+TEST_F(nwread, miss_readahead_brings_data)
+{
+	const off_t start = (off_t)(3 * self->pg + 50);
+	const size_t len = 3 * self->pg;
+	char map[1025];
+
+	if (self->f.fs->cache_pinned)
+		SKIP(return, "shmem starts no swap-in behind a NOWAIT miss");
+	set_residency(_metadata, self, ".........");
+	NOWAIT_ASSERT_ERRNO(NOWAIT_PREAD(self->f.fd, self->buf, len, start),
+			    EAGAIN);
+	ASSERT_TRUE(nowait_wait_resident(self->f.fd, 3, 6, READAHEAD_MS, map,
+					 sizeof(map)))
+		TH_LOG("pages 3-6 still not all resident %d ms after the miss: %s",
+		       READAHEAD_MS, map);
+	ASSERT_EQ((ssize_t)len, NOWAIT_PREAD(self->f.fd, self->buf, len, start))
+		TH_LOG("retry after the readahead: errno %s",
+		       nowait_errname(errno));
+	NOWAIT_ASSERT_PATTERN(self->buf, len, start, self->f.seed);
+}
+
+/*
+ * Holes. @layout has one character per page: 'D' data (the pattern), '-'
+ * a hole. The file is rebuilt from nothing, so the holes are never
+ * written (vfat and exfat, which have no holes, write zeros there
+ * themselves), and its size is restored by ftruncate, which leaves a hole
+ * at the end when the last pages are '-'.
+ */
+static void make_sparse(struct __test_metadata *_metadata,
+			FIXTURE_DATA(nwread) *self, const char *layout)
+{
+	ASSERT_EQ(0, ftruncate(self->f.wfd, 0));
+	for (size_t i = 0; layout[i]; i++) {
+		off_t off = (off_t)(i * self->pg);
+		off_t end = off + (off_t)self->pg;
+
+		if (layout[i] != 'D')
+			continue;
+		ASSERT_EQ(0, nowait_write_pattern(self->f.wfd, (uint64_t)off,
+			(size_t)((end < self->size ? end : self->size) - off),
+			self->f.seed));
+	}
+	ASSERT_EQ(0, ftruncate(self->f.wfd, self->size));
+	ASSERT_EQ(0, fsync(self->f.wfd));
+}
+
+/* @buf holds [off, off + len) of a file laid out as @layout. */
+static void check_sparse(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(nwread) *self, const char *layout,
+			 const unsigned char *buf, off_t off, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		uint64_t at = (uint64_t)off + i;
+		bool data = layout[at / self->pg] == 'D';
+		unsigned char want = data ? nowait_pattern_byte(at, self->f.seed) : 0;
+
+		ASSERT_EQ(want, buf[i])
+			TH_LOG("offset %ju, in %s: 0x%02x, want 0x%02x",
+			       (uintmax_t)at, data ? "data" : "a hole", buf[i],
+			       want);
+	}
+}
+
+/*
+ * Bring a sparse file into the cache, then read it all, and from inside
+ * its first hole, with RWF_NOWAIT: the holes read as zeros, with no
+ * EAGAIN. On tmpfs a hole has no page and needs none: it reads as zeros
+ * without any read before, and mincore shows it is not cached. On the
+ * other filesystems a hole is cached only once a read has zeroed a page
+ * for it, so it is evicted first and brought back by a blocking read.
+ */
+static void check_holes(struct __test_metadata *_metadata,
+			FIXTURE_DATA(nwread) *self, const char *layout)
+{
+	const off_t hole = (off_t)((strchr(layout, '-') - layout) *
+				   self->pg) + 7;
+	char resident[16];
+	ssize_t r;
+
+	make_sparse(_metadata, self, layout);
+	if (self->f.fs->cache_pinned) {
+		for (size_t i = 0; layout[i]; i++)
+			resident[i] = layout[i] == 'D' ? 'R' : '.';
+		resident[strlen(layout)] = '\0';
+		NOWAIT_ASSERT_RESIDENCY(self->f.fd, resident);
+	} else {
+		NOWAIT_EVICT(self->f.fd);
+		ASSERT_EQ(self->size, pread(self->f.fd, self->buf,
+					    (size_t)self->size, 0));
+		NOWAIT_ASSERT_RESIDENCY(self->f.fd, "RRRRRRRRR");
+	}
+
+	memset(self->buf, 0xff, (size_t)self->size + self->pg);
+	r = NOWAIT_PREAD(self->f.fd, self->buf, (size_t)self->size + self->pg, 0);
+	ASSERT_EQ(self->size, r) TH_LOG("errno %s", nowait_errname(errno));
+	check_sparse(_metadata, self, layout, self->buf, 0, (size_t)r);
+
+	memset(self->buf, 0xff, (size_t)self->size + self->pg);
+	r = NOWAIT_PREAD(self->f.fd, self->buf, (size_t)self->size, hole);
+	ASSERT_EQ(self->size - hole, r) TH_LOG("errno %s", nowait_errname(errno));
+	check_sparse(_metadata, self, layout, self->buf, hole, (size_t)r);
+	ASSERT_EQ(0, NOWAIT_PREAD(self->f.fd, self->buf, self->pg, self->size));
+}
+
+/* Pages 3-5 a hole between data. */
+TEST_F(nwread, hole_in_middle_reads_zeros)
+{
+	check_holes(_metadata, self, "DDD---DDD");
+}
+
+/* Pages 6 to EOF a hole left by ftruncate, the partial last page too. */
+TEST_F(nwread, hole_at_end_reads_zeros)
+{
+	check_holes(_metadata, self, "DDDDDD---");
+}
+
+/*
+ * An overlay file opened before it was copied up still holds its lower
+ * real file, and every read through it first opens the upper one
+ * (ovl_real_fdget_meta()), which can block: for a NOWAIT read that is
+ * EAGAIN, without sleeping, even when the data is cached. A blocking read
+ * on the same fd sees the upper layer's new bytes, and a file opened after
+ * the copy up reads the upper file directly, NOWAIT included.
+ */
+FIXTURE(ovlcopy) {
+	struct nowait_tfile f;
+	char top[PATH_MAX];
+	off_t size;
+	unsigned char *buf;
+};
+
+FIXTURE_SETUP(ovlcopy)
+{
+	static const struct nowait_fs lower = NOWAIT_FS_OVL_LOWER;
+
+	self->size = (off_t)(4 * nowait_page());
+	NOWAIT_TFILE_SETUP(&self->f, &lower, self->size);
+	snprintf(self->top, sizeof(self->top), "%.2000s/%s/%.1000s",
+		 nowait_mnt(), lower.dir, strrchr(self->f.path, '/') + 1);
+	self->buf = malloc((size_t)self->size);
+	ASSERT_NE(NULL, self->buf);
+	memset(self->buf, 0, (size_t)self->size);
+}
+
+/* The overlay name first (a whiteout then hides the lower file), then it. */
+FIXTURE_TEARDOWN_PARENT(ovlcopy)
+{
+	if (self->f.path[0])
+		unlink(self->top);
+	nowait_tfile_remove(&self->f);
+}
+
+TEST_F(ovlcopy, copied_up_after_open_eagain)
+{
+	const size_t len = (size_t)self->size;
+	const uint32_t seed2 = self->f.seed + 1;
+	int fd;
+
+	ASSERT_EQ(self->size, pread(self->f.fd, self->buf, len, 0));
+	ASSERT_EQ(self->size, NOWAIT_PREAD(self->f.fd, self->buf, len, 0))
+		TH_LOG("before the copy up: errno %s", nowait_errname(errno));
+
+	fd = open(self->top, O_WRONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd) TH_LOG("copy up %s: %s", self->top,
+				nowait_errname(errno));
+	ASSERT_EQ(0, nowait_write_pattern(fd, 0, len, seed2));
+	ASSERT_EQ(0, fsync(fd));
+	close(fd);
+
+	NOWAIT_ASSERT_ERRNO(NOWAIT_PREAD(self->f.fd, self->buf, len, 0),
+			    EAGAIN);
+	ASSERT_EQ(self->size, pread(self->f.fd, self->buf, len, 0));
+	NOWAIT_ASSERT_PATTERN(self->buf, len, 0, seed2);
+
+	fd = open(self->top, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	memset(self->buf, 0, len);
+	ASSERT_EQ(self->size, NOWAIT_PREAD(fd, self->buf, len, 0))
+		TH_LOG("opened after the copy up: errno %s",
+		       nowait_errname(errno));
+	NOWAIT_ASSERT_PATTERN(self->buf, len, 0, seed2);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN

@@ -22,6 +22,8 @@
 #include <sys/statfs.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/magic.h>
 
@@ -42,25 +44,38 @@
 /*
  * A filesystem under test: its directory name below $NOWAIT_MNT, its type
  * as /proc/self/mountinfo spells it, and its statfs(2) magic. The type name
- * is needed because ext2 and ext4 share a magic. cache_pinned marks a
- * filesystem whose pages userspace cannot evict (shmem without swap), so
- * that cases needing a cache miss or a writeback skip there.
+ * is needed because ext2 and ext4 share a magic.
+ *
+ * cache_pinned marks shmem: fadvise cannot drop its pages, only reclaim can,
+ * and then they go to swap (see nowait_shmem_residency()). sparse marks a
+ * filesystem where a write far past EOF leaves a hole rather than writing
+ * zeros to the gap (vfat and exfat have no holes). lower marks the overlayfs
+ * variant whose file lives in the lower layer: it is created there, and read
+ * through the overlay.
  */
 struct nowait_fs {
 	const char *dir;
 	const char *type;
 	uint32_t magic;
 	bool cache_pinned;
+	bool sparse;
+	bool lower;
 };
 
-#define NOWAIT_FS_EXT4	{ "ext4",  "ext4",    EXT4_SUPER_MAGIC, false }
-#define NOWAIT_FS_XFS	{ "xfs",   "xfs",     XFS_SUPER_MAGIC, false }
-#define NOWAIT_FS_BTRFS	{ "btrfs", "btrfs",   BTRFS_SUPER_MAGIC, false }
-#define NOWAIT_FS_TMPFS	{ "tmpfs", "tmpfs",   TMPFS_MAGIC, true }
-#define NOWAIT_FS_VFAT	{ "vfat",  "vfat",    MSDOS_SUPER_MAGIC, false }
-#define NOWAIT_FS_EXFAT	{ "exfat", "exfat",   EXFAT_SUPER_MAGIC, false }
-#define NOWAIT_FS_EXT2	{ "ext2",  "ext2",    EXT2_SUPER_MAGIC, false }
-#define NOWAIT_FS_OVL	{ "ovl",   "overlay", OVERLAYFS_SUPER_MAGIC, false }
+#define NOWAIT_FS_(d, t, m, ...) \
+	{ .dir = (d), .type = (t), .magic = (m), __VA_ARGS__ }
+#define NOWAIT_FS_EXT4	NOWAIT_FS_("ext4", "ext4", EXT4_SUPER_MAGIC, .sparse = true)
+#define NOWAIT_FS_XFS	NOWAIT_FS_("xfs", "xfs", XFS_SUPER_MAGIC, .sparse = true)
+#define NOWAIT_FS_BTRFS	NOWAIT_FS_("btrfs", "btrfs", BTRFS_SUPER_MAGIC, .sparse = true)
+#define NOWAIT_FS_TMPFS	NOWAIT_FS_("tmpfs", "tmpfs", TMPFS_MAGIC, .sparse = true, \
+				   .cache_pinned = true)
+#define NOWAIT_FS_VFAT	NOWAIT_FS_("vfat", "vfat", MSDOS_SUPER_MAGIC)
+#define NOWAIT_FS_EXFAT	NOWAIT_FS_("exfat", "exfat", EXFAT_SUPER_MAGIC)
+#define NOWAIT_FS_EXT2	NOWAIT_FS_("ext2", "ext2", EXT2_SUPER_MAGIC, .sparse = true)
+#define NOWAIT_FS_OVL	NOWAIT_FS_("ovl", "overlay", OVERLAYFS_SUPER_MAGIC, \
+				   .sparse = true)
+#define NOWAIT_FS_OVL_LOWER NOWAIT_FS_("ovl", "overlay", OVERLAYFS_SUPER_MAGIC, \
+				       .sparse = true, .lower = true)
 
 /* The mounts the guest may provide, in the order nowait-probe lists them. */
 static inline const struct nowait_fs *nowait_std_fs(size_t *n)
@@ -116,44 +131,88 @@ static inline void nowait_unescape(char *s)
 	*o = '\0';
 }
 
+/* One line of /proc/self/mountinfo, unescaped. */
+struct nowait_mount {
+	char mp[PATH_MAX];
+	char opts[1024];	/* per mount: rw,relatime,... */
+	char type[64];
+	char sopts[4096];	/* the superblock's: lowerdir=... for overlayfs */
+};
+
 /*
- * Type of the mount that holds @path, from the longest matching mount point
- * in /proc/self/mountinfo. Returns false if /proc is unavailable.
+ * With @path, the mount that holds it: the longest mount point that is a
+ * prefix of its real path, the last of several stacked there. Without, the
+ * last mount of type @type. Returns false if there is none or /proc is
+ * unavailable.
  */
-static inline bool nowait_mount_type(const char *path, char *type, size_t n)
+static inline bool nowait_find_mount(const char *path, const char *type,
+				     struct nowait_mount *m)
 {
-	char real[PATH_MAX], line[4096];
+	char real[PATH_MAX], line[8192];
+	struct nowait_mount cur;
 	size_t best = 0;
 	bool found = false;
 	FILE *f;
 
-	if (!realpath(path, real))
+	if (path && !realpath(path, real))
 		return false;
 	f = fopen("/proc/self/mountinfo", "re");
 	if (!f)
 		return false;
 	while (fgets(line, sizeof(line), f)) {
-		char mp[PATH_MAX], fstype[64];
 		const char *sep = strstr(line, " - ");
 		size_t len;
 
-		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1 ||
-		    sscanf(sep + 3, "%63s", fstype) != 1)
+		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s %1023s",
+				   cur.mp, cur.opts) != 2 ||
+		    sscanf(sep + 3, "%63s %*s %4095s", cur.type, cur.sopts) != 2)
 			continue;
-		nowait_unescape(mp);
-		len = strlen(mp);
-		if (strcmp(mp, "/") && (strncmp(real, mp, len) ||
-					(real[len] && real[len] != '/')))
+		nowait_unescape(cur.mp);
+		nowait_unescape(cur.sopts);
+		if (!path) {
+			if (type && !strcmp(cur.type, type)) {
+				*m = cur;
+				found = true;
+			}
 			continue;
-		/* >= so that the last of several stacked mounts wins */
+		}
+		len = strlen(cur.mp);
+		if (strcmp(cur.mp, "/") && (strncmp(real, cur.mp, len) ||
+					    (real[len] && real[len] != '/')))
+			continue;
 		if (len >= best) {
 			best = len;
-			snprintf(type, n, "%s", fstype);
+			*m = cur;
 			found = true;
 		}
 	}
 	fclose(f);
 	return found;
+}
+
+/* Type of the mount that holds @path. */
+static inline bool nowait_mount_type(const char *path, char *type, size_t n)
+{
+	struct nowait_mount m;
+
+	if (!nowait_find_mount(path, NULL, &m))
+		return false;
+	snprintf(type, n, "%s", m.type);
+	return true;
+}
+
+/* Whether the comma-separated option list @opts holds @opt. */
+static inline bool nowait_has_opt(const char *opts, const char *opt)
+{
+	size_t n = strlen(opt);
+
+	for (const char *p = opts; p; p = strchr(p, ',')) {
+		if (*p == ',')
+			p++;
+		if (!strncmp(p, opt, n) && (p[n] == ',' || !p[n]))
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -291,15 +350,12 @@ static inline ssize_t nowait_residency(int fd, char *map, size_t mapsz)
 	return (ssize_t)resident;
 }
 
-/* Read the file to EOF, discarding the data. */
-static inline void nowait_read_all(int fd)
+static inline void nowait_msleep(unsigned int ms)
 {
-	unsigned char buf[65536];
-	off_t off = 0;
-	ssize_t n;
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
 
-	while ((n = pread(fd, buf, sizeof(buf), off)) > 0)
-		off += n;
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
 }
 
 /*
@@ -324,37 +380,51 @@ static inline bool nowait_drop_caches(void)
 }
 
 /*
- * Write back and evict every page of the file, then verify with mincore
- * that none is left. Returns false with the residency map in @why if some
- * page survived, so callers can tell a setup failure from a kernel result.
+ * A NOWAIT miss hands its readahead to a worker (mm/filemap.c,
+ * filemap_queue_nowait_ra()), so pages of the file can still arrive after
+ * the call returned: eviction counts only once the file has stayed empty
+ * for NOWAIT_SETTLE_MS. Folios that readahead still has locked are skipped
+ * by DONTNEED, and mincore does not count them until they are uptodate;
+ * they show up within the quiet period and are evicted on the next round.
+ */
+#define NOWAIT_SETTLE_MS	30
+#define NOWAIT_EVICT_ROUNDS	40
+
+/*
+ * Write back and evict every page of the file, wait until no queued
+ * readahead brings any back, and verify with mincore. Returns false with
+ * the residency map in @why if some page stayed, so callers can tell a
+ * setup failure from a kernel result.
  */
 static inline bool nowait_evict(int fd, char *why, size_t whylen)
 {
 	bool dropped = false;
 	char map[1025];
-	ssize_t r;
+	ssize_t r = -1;
 	int e;
 
-	if (fsync(fd)) {
-		snprintf(why, whylen, "fsync: %s", nowait_errname(errno));
-		return false;
-	}
-	e = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	if (e) {
-		snprintf(why, whylen, "fadvise(DONTNEED): %s",
-			 nowait_errname(e));
-		return false;
-	}
-	r = nowait_residency(fd, map, sizeof(map));
-	if (r > 0) {
-		/*
-		 * Folios still locked by a readahead in flight (a NOWAIT miss
-		 * starts one) are skipped by invalidation; a blocking read of
-		 * the whole file waits for them.
-		 */
-		nowait_read_all(fd);
-		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	for (int round = 0; round < NOWAIT_EVICT_ROUNDS; round++) {
+		if (fsync(fd)) {
+			snprintf(why, whylen, "fsync: %s",
+				 nowait_errname(errno));
+			return false;
+		}
+		e = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		if (e) {
+			snprintf(why, whylen, "fadvise(DONTNEED): %s",
+				 nowait_errname(e));
+			return false;
+		}
 		r = nowait_residency(fd, map, sizeof(map));
+		if (r == 0) {
+			nowait_msleep(NOWAIT_SETTLE_MS);
+			r = nowait_residency(fd, map, sizeof(map));
+			if (r == 0)
+				return true;
+		}
+		if (r < 0)
+			break;
+		nowait_msleep(NOWAIT_SETTLE_MS / 3);
 	}
 	if (r > 0 && nowait_drop_caches()) {
 		dropped = true;
@@ -366,11 +436,230 @@ static inline bool nowait_evict(int fd, char *why, size_t whylen)
 	}
 	if (r > 0) {
 		snprintf(why, whylen,
-			 "not evictable: residency after fsync+DONTNEED%s is %s",
-			 dropped ? "+drop_caches" : "", map);
+			 "not evictable: residency after %d rounds of fsync+DONTNEED%s is %s",
+			 NOWAIT_EVICT_ROUNDS, dropped ? "+drop_caches" : "",
+			 map);
 		return false;
 	}
 	return true;
+}
+
+/*
+ * Poll mincore for up to @ms milliseconds until every page in
+ * [first, last] is resident; the final map is left in @map.
+ */
+static inline bool nowait_wait_resident(int fd, size_t first, size_t last,
+					unsigned int ms, char *map,
+					size_t mapsz)
+{
+	for (unsigned int waited = 0;; waited += 10) {
+		ssize_t r = nowait_residency(fd, map, mapsz);
+		size_t i = first;
+
+		while (r >= 0 && i <= last && map[i] == 'R')
+			i++;
+		if (i > last)
+			return true;
+		if (r < 0 || waited >= ms)
+			return false;
+		nowait_msleep(10);
+	}
+}
+
+/* Whether a swap area is active: /proc/swaps lists one below its header. */
+static inline bool nowait_swap_active(void)
+{
+	char line[512];
+	int lines = 0;
+	FILE *f = fopen("/proc/swaps", "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		lines++;
+	fclose(f);
+	return lines > 1;
+}
+
+static inline bool nowait_write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+	close(fd);
+	return ok;
+}
+
+/* Write the pattern into the pages marked @mark in @map ('R'/'.' per page). */
+static inline int nowait_write_pages(int fd, const char *map, char mark,
+				     off_t size, uint32_t seed)
+{
+	const size_t pg = nowait_page();
+
+	for (size_t i = 0; map[i]; i++) {
+		off_t off = (off_t)(i * pg);
+		size_t len = size - off < (off_t)pg ? (size_t)(size - off) : pg;
+
+		if (map[i] == mark && off < size &&
+		    nowait_write_pattern(fd, (uint64_t)off, len, seed))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * memory.reclaim retries within one write, and cgroup v2 reclaim puts a
+ * folio it finds still under writeback on the active list (mm/vmscan.c,
+ * shrink_folio_list(), "Case 2"). Such a swap-cache folio is only
+ * deactivated and freed once reclaim sees the inactive list as low, from
+ * memcg statistics that are flushed every 2 s: that took up to 1.9 s in
+ * QEMU. The bound leaves room for a few flushes.
+ */
+#define NOWAIT_RECLAIM_MS	8000
+#define NOWAIT_RECLAIM_PAUSE_MS	20
+
+/* The memory.stat counters that tell where a page stuck in reclaim is. */
+static inline void nowait_memstat(const char *path, char *out, size_t n)
+{
+	static const char *const keys[] = {
+		"shmem ", "active_anon ", "inactive_anon ", "unevictable ",
+		"swapcached ", NULL,
+	};
+	char line[256];
+	size_t used = 0;
+	FILE *f = fopen(path, "re");
+
+	out[0] = '\0';
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		for (int i = 0; keys[i]; i++) {
+			if (strncmp(line, keys[i], strlen(keys[i])) || used >= n)
+				continue;
+			line[strcspn(line, "\n")] = '\0';
+			used += (size_t)snprintf(out + used, n - used, "%s%s",
+						 used ? ", " : "", line);
+		}
+	}
+	fclose(f);
+}
+
+/*
+ * Give a shmem (tmpfs, memfd) file of @size bytes the residency @want, one
+ * 'R' or '.' per page, with the '.' pages really swapped out: fadvise
+ * cannot drop shmem pages, only reclaim can.
+ *
+ * The file is rewritten with the pattern: the '.' pages by a child in a
+ * memory cgroup of its own, the 'R' pages by the caller. Reclaim in that
+ * cgroup (memory.reclaim) then takes exactly the '.' pages and nothing of
+ * the caller's: a pre-touched buffer swapped out under the test would make
+ * its reads fault and sleep. mincore counts a page that is still in the
+ * swap cache as resident, though the file already holds a swap entry for
+ * it; reclaim is repeated until the swap cache has let go of it too, so
+ * that the map the test asserts is the one the kernel serves from.
+ *
+ * Returns 0, 1 when this system cannot swap the pages out (no swap, no
+ * cgroup2 memory controller) or -1 on failure, with the reason in @why.
+ */
+static inline int nowait_shmem_residency(int fd, off_t size, uint32_t seed,
+					 const char *want, char *why,
+					 size_t whylen)
+{
+	char cg[PATH_MAX], file[PATH_MAX + 32], map[1025], amount[32];
+	char stat[200];
+	const size_t pg = nowait_page();
+	struct nowait_mount m;
+	size_t ndot = 0;
+	int ret = -1, status;
+	pid_t child;
+
+	for (size_t i = 0; want[i]; i++)
+		ndot += want[i] == '.';
+	if (!nowait_swap_active()) {
+		snprintf(why, whylen,
+			 "no active swap (/proc/swaps): a shmem page only leaves memory for swap");
+		return 1;
+	}
+	if (!nowait_find_mount(NULL, "cgroup2", &m)) {
+		snprintf(why, whylen,
+			 "no cgroup2 mount: shmem pages are swapped out by memory.reclaim");
+		return 1;
+	}
+	snprintf(cg, sizeof(cg), "%.4000s/nowait-swap.%d", m.mp,
+		 (int)getpid());
+	if (mkdir(cg, 0755) && errno != EEXIST) {
+		snprintf(why, whylen, "mkdir %s: %s", cg, nowait_errname(errno));
+		return -1;
+	}
+	snprintf(file, sizeof(file), "%s/memory.reclaim", cg);
+	if (access(file, W_OK)) {
+		snprintf(why, whylen,
+			 "%s/cgroup.subtree_control does not enable the memory controller",
+			 m.mp);
+		ret = 1;
+		goto out;
+	}
+
+	if (ftruncate(fd, 0) || ftruncate(fd, size)) {
+		snprintf(why, whylen, "ftruncate: %s", nowait_errname(errno));
+		goto out;
+	}
+	if (ndot) {
+		child = fork();
+		if (child < 0) {
+			snprintf(why, whylen, "fork: %s", nowait_errname(errno));
+			goto out;
+		}
+		if (child == 0) {
+			/* "0" moves the writer itself into the cgroup */
+			snprintf(file, sizeof(file), "%s/cgroup.procs", cg);
+			_exit(!nowait_write_file(file, "0") ||
+			      nowait_write_pages(fd, want, '.', size, seed));
+		}
+		if (waitpid(child, &status, 0) != child ||
+		    !WIFEXITED(status) || WEXITSTATUS(status)) {
+			snprintf(why, whylen,
+				 "the child could not join %s and write the pages to swap out",
+				 cg);
+			goto out;
+		}
+	}
+	if (nowait_write_pages(fd, want, 'R', size, seed)) {
+		snprintf(why, whylen, "write: %s", nowait_errname(errno));
+		goto out;
+	}
+
+	snprintf(file, sizeof(file), "%s/memory.reclaim", cg);
+	snprintf(amount, sizeof(amount), "%zu", (ndot ? ndot : 1) * pg);
+	for (unsigned int waited = 0;; waited += NOWAIT_RECLAIM_PAUSE_MS) {
+		ssize_t r = nowait_residency(fd, map, sizeof(map));
+
+		if (r < 0) {
+			snprintf(why, whylen, "mincore: %s",
+				 nowait_errname(errno));
+			goto out;
+		}
+		if (!strcmp(map, want)) {
+			ret = 0;
+			goto out;
+		}
+		if (waited >= NOWAIT_RECLAIM_MS)
+			break;
+		/* EAGAIN when less than asked for was freed: look again */
+		nowait_write_file(file, amount);
+		nowait_msleep(NOWAIT_RECLAIM_PAUSE_MS);
+	}
+	snprintf(file, sizeof(file), "%s/memory.stat", cg);
+	nowait_memstat(file, stat, sizeof(stat));
+	snprintf(why, whylen,
+		 "residency after %d ms of memory.reclaim is %s, want %s (memory.stat: %s)",
+		 NOWAIT_RECLAIM_MS, map, want, stat);
+out:
+	rmdir(cg);
+	return ret;
 }
 
 /*
@@ -416,37 +705,108 @@ static inline ssize_t nowait_pwritev2(int fd, const void *buf, size_t len,
 	return pwritev2(fd, &iov, 1, off, flags);
 }
 
+/*
+ * A layer of the overlay mounted at @dir, from its superblock options:
+ * @layer "lowerdir" gives the first lower layer (lowerdir=a:b, or
+ * lowerdir+=a with the new mount API), "upperdir" the upper one.
+ */
+static inline bool nowait_ovl_layer(const char *dir, const char *layer,
+				    char *path, size_t n, char *why,
+				    size_t whylen)
+{
+	struct nowait_mount m;
+	const char *p;
+	size_t len;
+
+	if (!nowait_find_mount(dir, NULL, &m)) {
+		snprintf(why, whylen, "%s: not in /proc/self/mountinfo", dir);
+		return false;
+	}
+	p = strstr(m.sopts, layer);
+	if (!p || !(p = strchr(p, '='))) {
+		snprintf(why, whylen, "%s: no %s in its options %.1000s", dir,
+			 layer, m.sopts);
+		return false;
+	}
+	p++;
+	len = strcspn(p, ",:");
+	snprintf(path, n, "%.*s", (int)len, p);
+	return true;
+}
+
 /* A scratch file inside the filesystem a test variant targets. */
 struct nowait_tfile {
-	char path[PATH_MAX];
-	int fd;
+	char path[PATH_MAX];	/* unlinked at teardown */
+	int fd;			/* what the case reads */
+	int wfd;		/* what setup writes: fd, or the lower file */
 	uint32_t seed;
 	const struct nowait_fs *fs;
 };
 
 /*
+ * Create the file and write @size bytes of its pattern. For a lower-layer
+ * file (fs->lower) the file is made and written in the overlay's lower
+ * directory under a fresh name, synced, and only then opened read-only
+ * through the overlay, whose first lookup of the name finds it there: a
+ * lower layer is not to change under an overlay that already looked at it.
+ * @wfd is then the lower file itself, for setup that reshapes it; the cases
+ * read through @fd.
+ *
  * Returns 1 (skip, reason in @why) if the filesystem is not there, -1 if
- * the file could not be created, 0 on success.
+ * the file could not be made, 0 on success.
  */
 static inline int nowait_tfile_open(struct nowait_tfile *t,
-				    const struct nowait_fs *fs,
+				    const struct nowait_fs *fs, off_t size,
 				    char *why, size_t whylen)
 {
-	char dir[PATH_MAX - 32];
+	char dir[PATH_MAX - 32], lower[PATH_MAX - 32], top[PATH_MAX];
 
-	t->fd = -1;
+	t->fd = t->wfd = -1;
 	t->path[0] = '\0';
 	t->seed = (uint32_t)getpid();
 	t->fs = fs;
 	if (!nowait_fs_check(fs, dir, sizeof(dir), why, whylen))
 		return 1;
-	snprintf(t->path, sizeof(t->path), "%s/nowait-test.XXXXXX", dir);
-	t->fd = mkostemp(t->path, O_CLOEXEC);
-	if (t->fd < 0) {
+	if (fs->lower && !nowait_ovl_layer(dir, "lowerdir", lower,
+					   sizeof(lower), why, whylen))
+		return 1;
+	snprintf(t->path, sizeof(t->path), "%s/nowait-test.XXXXXX",
+		 fs->lower ? lower : dir);
+	t->wfd = mkostemp(t->path, O_CLOEXEC);
+	if (t->wfd < 0) {
 		snprintf(why, whylen, "mkostemp %s: %s", t->path,
 			 nowait_errname(errno));
 		t->path[0] = '\0';
 		return -1;
+	}
+	if (nowait_write_pattern(t->wfd, 0, (size_t)size, t->seed)) {
+		snprintf(why, whylen, "write %s: %s", t->path,
+			 nowait_errname(errno));
+		return -1;
+	}
+	t->fd = t->wfd;
+	if (!fs->lower)
+		return 0;
+	if (fsync(t->wfd)) {
+		snprintf(why, whylen, "fsync %s: %s", t->path,
+			 nowait_errname(errno));
+		return -1;
+	}
+	snprintf(top, sizeof(top), "%s/%s", dir, strrchr(t->path, '/') + 1);
+	t->fd = open(top, O_RDONLY | O_CLOEXEC);
+	if (t->fd < 0) {
+		snprintf(why, whylen, "open %s: %s", top, nowait_errname(errno));
+		return -1;
+	}
+	/* and the overlay serves it from there: nothing in the upper layer */
+	if (nowait_ovl_layer(dir, "upperdir", lower, sizeof(lower), why,
+			     whylen)) {
+		snprintf(top, sizeof(top), "%s/%s", lower,
+			 strrchr(t->path, '/') + 1);
+		if (!access(top, F_OK)) {
+			snprintf(why, whylen, "%s: copied up on open", top);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -466,20 +826,72 @@ static inline void nowait_tfile_remove(const struct nowait_tfile *t)
 
 /* ---- kselftest_harness glue: these expand only inside the tests. ---- */
 
-/* The per-filesystem variants. Adding a filesystem is one line here. */
+/*
+ * The per-filesystem variants. Adding a filesystem is one line here.
+ * NOWAIT_FS_VARIANTS: the filesystems whose files carry FMODE_NOWAIT.
+ * NOWAIT_FS_VARIANTS_RNOWAIT: those that take RWF_NOWAIT for buffered reads
+ * only, through FOP_BUFFER_RNOWAIT. _RW: both, for cases that read and
+ * write through the test file. _READ: also the overlay's lower-layer file,
+ * for cases that only read it (a write through the overlay copies it up).
+ */
 #define NOWAIT_FS_VARIANTS(fixture)					\
 	FIXTURE_VARIANT_ADD(fixture, ext4)  { .fs = NOWAIT_FS_EXT4 };	\
 	FIXTURE_VARIANT_ADD(fixture, xfs)   { .fs = NOWAIT_FS_XFS };	\
 	FIXTURE_VARIANT_ADD(fixture, btrfs) { .fs = NOWAIT_FS_BTRFS };
 
-/* Fixture setup: skip the case if the variant's filesystem is absent. */
-#define NOWAIT_TFILE_SETUP(t, fs) do {					\
+#define NOWAIT_FS_VARIANTS_RNOWAIT(fixture)				\
+	FIXTURE_VARIANT_ADD(fixture, tmpfs) { .fs = NOWAIT_FS_TMPFS };	\
+	FIXTURE_VARIANT_ADD(fixture, vfat)  { .fs = NOWAIT_FS_VFAT };	\
+	FIXTURE_VARIANT_ADD(fixture, exfat) { .fs = NOWAIT_FS_EXFAT };	\
+	FIXTURE_VARIANT_ADD(fixture, ext2)  { .fs = NOWAIT_FS_EXT2 };	\
+	FIXTURE_VARIANT_ADD(fixture, ovl)   { .fs = NOWAIT_FS_OVL };
+
+#define NOWAIT_FS_VARIANTS_RW(fixture)					\
+	NOWAIT_FS_VARIANTS(fixture)					\
+	NOWAIT_FS_VARIANTS_RNOWAIT(fixture)
+
+#define NOWAIT_FS_VARIANTS_READ(fixture)				\
+	NOWAIT_FS_VARIANTS_RW(fixture)					\
+	FIXTURE_VARIANT_ADD(fixture, ovl_lower) { .fs = NOWAIT_FS_OVL_LOWER };
+
+/*
+ * Fixture setup: make the file with @size bytes of pattern, or skip the
+ * case if the variant's filesystem is absent.
+ */
+#define NOWAIT_TFILE_SETUP(t, fs, size) do {				\
 	char why_[NOWAIT_WHY_MAX];					\
-	int r_ = nowait_tfile_open((t), (fs), why_, sizeof(why_));	\
+	int r_ = nowait_tfile_open((t), (fs), (size), why_, sizeof(why_)); \
 	if (r_ > 0)							\
 		SKIP(return, "%.1000s", why_);				\
 	ASSERT_EQ(0, r_) TH_LOG("%s", why_);				\
 } while (0)
+
+/*
+ * Skip from anywhere in a TEST_F case, helpers included: the case's
+ * process ends at once, and the harness reports the skip it recorded.
+ */
+#define NOWAIT_SKIP_CASE(fmt, ...) SKIP(_exit(0), fmt, ##__VA_ARGS__)
+
+/*
+ * One RWF_NOWAIT preadv2() that must not sleep, whatever it returns: a hit,
+ * a miss (EAGAIN), a short read of the cached prefix, a hole and EOF are
+ * all answered without waiting for anything. The caller's buffer must be
+ * touched already, or copying into it could fault and sleep. The result
+ * and errno pass through for the caller to check.
+ */
+#define NOWAIT_PREAD(fd, buf, len, off) ({				\
+	bool slept_;							\
+	ssize_t r_ = NOWAIT_MEASURE(slept_, nowait_preadv2((fd), (buf),	\
+					(len), (off), RWF_NOWAIT));	\
+	int e_ = errno;							\
+	EXPECT_FALSE(slept_)						\
+		TH_LOG("an RWF_NOWAIT read of %zu bytes at offset %jd slept (it returned %zd%s%s)", \
+		       (size_t)(len), (intmax_t)(off), r_,		\
+		       r_ < 0 ? ", " : "",				\
+		       r_ < 0 ? nowait_errname(e_) : "");		\
+	errno = e_;							\
+	r_;								\
+})
 
 /*
  * Skip a case that needs evictable page cache where there is none. It
@@ -487,7 +899,7 @@ static inline void nowait_tfile_remove(const struct nowait_tfile *t)
  */
 #define NOWAIT_NEED_EVICTABLE(t) do {					\
 	if ((t)->fs->cache_pinned)					\
-		SKIP(return, "%s pages cannot be evicted from userspace",	\
+		SKIP(return, "%s pages cannot be evicted by fadvise",	\
 		     (t)->fs->type);					\
 } while (0)
 

@@ -33,10 +33,8 @@ NOWAIT_FS_VARIANTS(flags)
 
 FIXTURE_SETUP(flags)
 {
-	NOWAIT_TFILE_SETUP(&self->f, &variant->fs);
 	self->size = (off_t)(2 * nowait_page());
-	ASSERT_EQ(0, nowait_write_pattern(self->f.fd, 0, (size_t)self->size,
-					  self->f.seed));
+	NOWAIT_TFILE_SETUP(&self->f, &variant->fs, self->size);
 }
 
 FIXTURE_TEARDOWN_PARENT(flags)
@@ -199,8 +197,9 @@ TEST_F(flags, nowait_read_accepted)
 {
 	unsigned char buf[1000];
 
+	memset(buf, 0, sizeof(buf));	/* no fault inside the measured call */
 	ASSERT_EQ((ssize_t)sizeof(buf),
-		  nowait_preadv2(self->f.fd, buf, sizeof(buf), 100, RWF_NOWAIT));
+		  NOWAIT_PREAD(self->f.fd, buf, sizeof(buf), 100));
 	NOWAIT_ASSERT_PATTERN(buf, sizeof(buf), 100, self->f.seed);
 }
 
@@ -360,9 +359,10 @@ TEST(pipe_offset_espipe_before_flags)
 
 /*
  * EOPNOTSUPP: include/linux/fs.h:3621-3623, RWF_NOWAIT on a file without
- * FMODE_NOWAIT. A sysctl file has ->read_iter (fs/proc/proc_sysctl.c:855)
- * so it reaches kiocb_set_rw_flags, and procfs never sets FMODE_NOWAIT.
- * Other valid flags still pass, which shows the refusal is NOWAIT's.
+ * FMODE_NOWAIT, nor FOP_BUFFER_RNOWAIT with the series. A sysctl file has
+ * ->read_iter (fs/proc/proc_sysctl.c:855) so it reaches kiocb_set_rw_flags,
+ * and procfs sets neither: its reads are generated, not cached. Other
+ * valid flags still pass, which shows the refusal is NOWAIT's.
  */
 TEST(nowait_without_fmode_nowait_eopnotsupp)
 {
@@ -406,6 +406,101 @@ TEST(read_without_read_iter_allows_only_hipri)
 					   RWF_NOWAIT), EOPNOTSUPP);
 	ASSERT_LT(0, nowait_preadv2(fd, buf, sizeof(buf), -1, RWF_HIPRI));
 	close(fd);
+}
+
+/*
+ * The filesystems that take RWF_NOWAIT through FOP_BUFFER_RNOWAIT rather
+ * than FMODE_NOWAIT: kiocb_set_rw_flags() lets it through for buffered
+ * reads only (kiocb_buffered_read_nowait()). Their write paths and
+ * O_DIRECT still take i_rwsem and do I/O without looking at IOCB_NOWAIT,
+ * so there the flag must stay refused with EOPNOTSUPP, and nothing be
+ * written.
+ */
+FIXTURE(rnowait) {
+	struct nowait_tfile f;
+	off_t size;
+};
+
+FIXTURE_VARIANT(rnowait) {
+	struct nowait_fs fs;
+};
+
+NOWAIT_FS_VARIANTS_RNOWAIT(rnowait)
+
+FIXTURE_SETUP(rnowait)
+{
+	self->size = (off_t)(2 * nowait_page());
+	NOWAIT_TFILE_SETUP(&self->f, &variant->fs, self->size);
+}
+
+FIXTURE_TEARDOWN_PARENT(rnowait)
+{
+	nowait_tfile_remove(&self->f);
+}
+
+/* Accepted: a buffered read of cached data is served. */
+TEST_F(rnowait, buffered_read_accepted)
+{
+	unsigned char buf[1000];
+
+	memset(buf, 0, sizeof(buf));	/* no fault inside the measured call */
+	ASSERT_EQ((ssize_t)sizeof(buf),
+		  NOWAIT_PREAD(self->f.fd, buf, sizeof(buf), 100))
+		TH_LOG("%s", nowait_errname(errno));
+	NOWAIT_ASSERT_PATTERN(buf, sizeof(buf), 100, self->f.seed);
+	ASSERT_EQ((ssize_t)sizeof(buf),
+		  NOWAIT_PREAD(self->f.fd, buf, sizeof(buf), -1))
+		TH_LOG("%s", nowait_errname(errno));
+	NOWAIT_ASSERT_PATTERN(buf, sizeof(buf), 0, self->f.seed);
+}
+
+/* EOPNOTSUPP for a write, at an offset, at f_pos and appending. */
+TEST_F(rnowait, write_refused)
+{
+	unsigned char buf[100];
+
+	memset(buf, 0xa5, sizeof(buf));
+	NOWAIT_ASSERT_ERRNO(nowait_pwritev2(self->f.fd, buf, sizeof(buf), 0,
+					    RWF_NOWAIT), EOPNOTSUPP);
+	NOWAIT_ASSERT_ERRNO(nowait_pwritev2(self->f.fd, buf, sizeof(buf), -1,
+					    RWF_NOWAIT), EOPNOTSUPP);
+	NOWAIT_ASSERT_ERRNO(nowait_pwritev2(self->f.fd, buf, sizeof(buf), 0,
+					    RWF_NOWAIT | RWF_APPEND),
+			    EOPNOTSUPP);
+	ASSERT_EQ(0, lseek(self->f.fd, 0, SEEK_CUR));
+	/* the same write without the flag goes through */
+	ASSERT_EQ((ssize_t)sizeof(buf),
+		  nowait_pwritev2(self->f.fd, buf, sizeof(buf), 0, 0));
+}
+
+/*
+ * EOPNOTSUPP for an O_DIRECT read (IOCB_DIRECT is set before the flags are
+ * checked), while the same read without the flag works: the refusal is
+ * NOWAIT's, not O_DIRECT's.
+ */
+TEST_F(rnowait, odirect_read_refused)
+{
+	const size_t pg = nowait_page();
+	unsigned char *buf;
+	int dfd;
+
+	ASSERT_EQ(0, fsync(self->f.fd));
+	dfd = open(self->f.path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	if (dfd < 0)
+		SKIP(return, "open(O_DIRECT) on %s: %s", self->f.fs->type,
+		     nowait_errname(errno));
+	buf = aligned_alloc(pg, pg);
+	ASSERT_NE(NULL, buf);
+	memset(buf, 0, pg);
+	NOWAIT_ASSERT_ERRNO(nowait_preadv2(dfd, buf, pg, 0, RWF_NOWAIT),
+			    EOPNOTSUPP);
+	NOWAIT_ASSERT_ERRNO(nowait_preadv2(dfd, buf, pg, -1, RWF_NOWAIT),
+			    EOPNOTSUPP);
+	ASSERT_EQ((ssize_t)pg, nowait_preadv2(dfd, buf, pg, 0, 0))
+		TH_LOG("%s", nowait_errname(errno));
+	NOWAIT_ASSERT_PATTERN(buf, pg, 0, self->f.seed);
+	free(buf);
+	close(dfd);
 }
 
 TEST_HARNESS_MAIN

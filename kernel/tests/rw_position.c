@@ -8,6 +8,9 @@
  * 1215-1223). On i386 the offset travels split in two 32-bit halves
  * (COMPAT_SYSCALL_DEFINE6(preadv2), fs/read_write.c:1262-1271), which the
  * high-offset case exercises.
+ *
+ * None of this depends on the filesystem, so every one the suite knows
+ * runs it, through the overlay too (its file is an upper-layer file).
  */
 #include "kselftest_harness.h"
 #include "nowait_test.h"
@@ -24,14 +27,12 @@ FIXTURE_VARIANT(pos) {
 	struct nowait_fs fs;
 };
 
-NOWAIT_FS_VARIANTS(pos)
+NOWAIT_FS_VARIANTS_RW(pos)
 
 FIXTURE_SETUP(pos)
 {
-	NOWAIT_TFILE_SETUP(&self->f, &variant->fs);
 	self->size = (off_t)(FILE_PAGES * nowait_page() + FILE_TAIL);
-	ASSERT_EQ(0, nowait_write_pattern(self->f.fd, 0, (size_t)self->size,
-					  self->f.seed));
+	NOWAIT_TFILE_SETUP(&self->f, &variant->fs, self->size);
 }
 
 FIXTURE_TEARDOWN_PARENT(pos)
@@ -197,6 +198,10 @@ TEST_F(pos, offset_above_4g)
 	unsigned char buf[512];
 	ssize_t w;
 
+	/* exfat would write 5 GiB of zeros to fill the gap, vfat refuses */
+	if (!self->f.fs->sparse)
+		SKIP(return, "%s has no sparse files: no 5 GiB file here",
+		     self->f.fs->type);
 	nowait_fill(buf, sizeof(buf), (uint64_t)big, seed2);
 	w = nowait_pwritev2(self->f.fd, buf, sizeof(buf), big, 0);
 	if (w < 0 && (errno == EFBIG || errno == ENOSPC))

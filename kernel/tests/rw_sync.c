@@ -38,11 +38,9 @@ NOWAIT_FS_VARIANTS(sync)
 
 FIXTURE_SETUP(sync)
 {
-	NOWAIT_TFILE_SETUP(&self->f, &variant->fs);
 	self->pg = nowait_page();
 	self->size = (off_t)(FILE_PAGES * self->pg);
-	ASSERT_EQ(0, nowait_write_pattern(self->f.fd, 0, (size_t)self->size,
-					  self->f.seed));
+	NOWAIT_TFILE_SETUP(&self->f, &variant->fs, self->size);
 	ASSERT_EQ(0, fsync(self->f.fd));
 }
 

@@ -1,0 +1,56 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# plot.sh BENCH.json OUT.png: latency CDFs from nowait-bench's JSON, one
+# panel per class (f1, f2, f3, the whole mix), a line per mode, log x axis.
+# Needs jq and gnuplot (Debian: jq, gnuplot-nox). Runs on the host; the
+# JSON can come from a guest.
+set -eu
+[ $# -eq 2 ] || { echo "usage: $0 BENCH.json OUT.png" >&2; exit 2; }
+json=$1 png=$2
+command -v jq >/dev/null || { echo "plot.sh: jq not found" >&2; exit 1; }
+command -v gnuplot >/dev/null || { echo "plot.sh: gnuplot not found" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+modes=$(jq -r '.modes | keys_unsorted[]' "$json")
+for m in $modes; do
+	for c in f1 f2 f3 all; do
+		jq -r --arg m "$m" --arg c "$c" \
+			'.modes[$m].classes[$c].lat.cdf[] | "\(.[0]) \(.[1])"' "$json" >"$tmp/$m.$c"
+	done
+done
+title=$(jq -r '"\(.system.kernel), \(.storage.fs) on \(.storage.disk), " +
+	(if .storage.throttle then "\(.storage.read_iops_limit) read IOPS (cgroup)" else "no cgroup throttle" end) +
+	", \(.workload.rate | floor) req/s open loop, pool \(.workload.threads) threads, load \(.system.load_start[0])"' "$json")
+
+{
+	echo "set terminal png size 1400,1000 font ',10'"
+	echo "set output '$png'"
+	echo "set multiplot layout 2,2 title \"nowait-bench latency CDF (from scheduled arrival): $title\" noenhanced"
+	echo "set logscale x"
+	echo "set format x '10^{%T}'"
+	echo "set xlabel 'latency (us)'"
+	echo "set ylabel 'fraction of reads'"
+	echo "set yrange [0:1]"
+	echo "set grid"
+	echo "set key bottom right"
+	for c in f1 f2 f3 all; do
+		case $c in
+		f1) t='f1: 73% zipf random, mostly cached';;
+		f2) t='f2: 18% uniform random, mostly uncached';;
+		f3) t='f3: 9% sequential, cold';;
+		all) t='all classes (the mix)';;
+		esac
+		echo "set title '$t'"
+		sep="plot"
+		line=""
+		for m in $modes; do
+			line="$line$sep '$tmp/$m.$c' using 1:2 with lines lw 2 title '$m' noenhanced"
+			sep=","
+		done
+		echo "$line"
+	done
+	echo "unset multiplot"
+} >"$tmp/plot.gp"
+gnuplot "$tmp/plot.gp"
+echo "wrote $png"

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RWF_NOWAIT reads of shmem files: a file on tmpfs and a memfd.
+ *
+ * shmem_file_read_iter() looks each page up with shmem_get_folio_nowait()
+ * for a NOWAIT read: a page in swap is a miss (EAGAIN, or the cached
+ * prefix), and neither a swap-in nor an allocation happens in the caller;
+ * a hole, and a page fallocated but never written, read as zeros, with no
+ * EAGAIN, as they do for a blocking read. fadvise cannot evict shmem, so
+ * the misses here are real swap-outs (nowait_shmem_residency()): they need
+ * an active swap area and the cgroup2 memory controller, and skip without.
+ */
+#include "kselftest_harness.h"
+#include "nowait_test.h"
+
+#include <sys/mman.h>
+
+#define FILE_PAGES 8
+#define FILE_TAIL 123
+
+static const struct nowait_fs tmpfs = NOWAIT_FS_TMPFS;
+
+FIXTURE(shm) {
+	struct nowait_tfile f;
+	size_t pg;
+	off_t size;
+	unsigned char *buf;
+};
+
+FIXTURE_VARIANT(shm) {
+	bool memfd;
+};
+
+FIXTURE_VARIANT_ADD(shm, tmpfs) { .memfd = false };
+FIXTURE_VARIANT_ADD(shm, memfd) { .memfd = true };
+
+FIXTURE_SETUP(shm)
+{
+	self->pg = nowait_page();
+	self->size = (off_t)(FILE_PAGES * self->pg + FILE_TAIL);
+	if (variant->memfd) {
+		self->f.path[0] = '\0';
+		self->f.seed = (uint32_t)getpid();
+		self->f.fs = &tmpfs;
+		self->f.fd = self->f.wfd = memfd_create("nowait-test",
+							MFD_CLOEXEC);
+		ASSERT_LE(0, self->f.fd) TH_LOG("memfd_create: %s",
+						nowait_errname(errno));
+		ASSERT_EQ(0, nowait_write_pattern(self->f.fd, 0,
+						  (size_t)self->size,
+						  self->f.seed));
+	} else {
+		NOWAIT_TFILE_SETUP(&self->f, &tmpfs, self->size);
+	}
+	/* touched, so that copying into it cannot fault in a measured call */
+	self->buf = malloc((size_t)self->size + 4 * self->pg);
+	ASSERT_NE(NULL, self->buf);
+	memset(self->buf, 0, (size_t)self->size + 4 * self->pg);
+}
+
+FIXTURE_TEARDOWN_PARENT(shm)
+{
+	nowait_tfile_remove(&self->f);
+}
+
+/* Swap out the pages marked '.' in @want, or skip if this system cannot. */
+static void swap_out(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(shm) *self, const char *want)
+{
+	char why[NOWAIT_WHY_MAX];
+	int r = nowait_shmem_residency(self->f.fd, self->size, self->f.seed,
+				       want, why, sizeof(why));
+
+	if (r > 0)
+		NOWAIT_SKIP_CASE("%.900s", why);
+	ASSERT_EQ(0, r) TH_LOG("setup: %s", why);
+	NOWAIT_ASSERT_RESIDENCY(self->f.fd, want);
+}
+
+/* A blocking read of the whole file gives the pattern. */
+static void check_blocking_read(struct __test_metadata *_metadata,
+				FIXTURE_DATA(shm) *self)
+{
+	memset(self->buf, 0, (size_t)self->size);
+	ASSERT_EQ(self->size, pread(self->f.fd, self->buf,
+				    (size_t)self->size, 0));
+	NOWAIT_ASSERT_PATTERN(self->buf, (size_t)self->size, 0, self->f.seed);
+}
+
+/*
+ * All in swap: EAGAIN, and the miss swaps nothing in (there is no worker
+ * for shmem). A blocking read then swaps the file in with the right bytes,
+ * and the next NOWAIT read is a whole hit.
+ */
+TEST_F(shm, swapped_out_eagain_then_blocking_read)
+{
+	swap_out(_metadata, self, ".........");
+	NOWAIT_ASSERT_ERRNO(NOWAIT_PREAD(self->f.fd, self->buf,
+					 (size_t)self->size, 0), EAGAIN);
+	NOWAIT_ASSERT_ERRNO(NOWAIT_PREAD(self->f.fd, self->buf, 1,
+					 self->size - 1), EAGAIN);
+	nowait_msleep(NOWAIT_SETTLE_MS);
+	NOWAIT_ASSERT_RESIDENCY(self->f.fd, ".........");
+
+	check_blocking_read(_metadata, self);
+	memset(self->buf, 0, (size_t)self->size);
+	ASSERT_EQ(self->size, NOWAIT_PREAD(self->f.fd, self->buf,
+					   (size_t)self->size + self->pg, 0))
+		TH_LOG("after the swap-in: errno %s", nowait_errname(errno));
+	NOWAIT_ASSERT_PATTERN(self->buf, (size_t)self->size, 0, self->f.seed);
+}
+
+/*
+ * Pages 2 and 5-8 in swap: a read stops right before the first of them
+ * with exactly the bytes before it, from wherever it starts; one that
+ * starts on a swapped-out page is EAGAIN.
+ */
+TEST_F(shm, swapped_out_page_ends_read_at_prefix)
+{
+	const off_t mid = (off_t)(3 * self->pg + 10);
+	ssize_t r;
+
+	swap_out(_metadata, self, "RR.RR....");
+	r = NOWAIT_PREAD(self->f.fd, self->buf, (size_t)self->size, 0);
+	ASSERT_EQ((ssize_t)(2 * self->pg), r)
+		TH_LOG("errno %s", nowait_errname(errno));
+	NOWAIT_ASSERT_PATTERN(self->buf, (size_t)r, 0, self->f.seed);
+
+	r = NOWAIT_PREAD(self->f.fd, self->buf, (size_t)self->size, mid);
+	ASSERT_EQ((ssize_t)(5 * self->pg) - mid, r)
+		TH_LOG("errno %s", nowait_errname(errno));
+	NOWAIT_ASSERT_PATTERN(self->buf, (size_t)r, mid, self->f.seed);
+
+	NOWAIT_ASSERT_ERRNO(NOWAIT_PREAD(self->f.fd, self->buf, self->pg,
+					 (off_t)(2 * self->pg)), EAGAIN);
+	NOWAIT_ASSERT_RESIDENCY(self->f.fd, "RR.RR....");
+	check_blocking_read(_metadata, self);
+}
+
+/*
+ * A range fallocated past EOF has pages that were never written: they
+ * read as zeros, with no EAGAIN, like a hole.
+ */
+TEST_F(shm, fallocated_range_reads_zeros)
+{
+	const size_t extra = 3 * self->pg;
+	const off_t end = self->size + (off_t)extra;
+	ssize_t r;
+
+	ASSERT_EQ(0, fallocate(self->f.fd, 0, self->size, (off_t)extra))
+		TH_LOG("fallocate: %s", nowait_errname(errno));
+	memset(self->buf, 0xff, (size_t)end + self->pg);
+	r = NOWAIT_PREAD(self->f.fd, self->buf, (size_t)end + self->pg, 0);
+	ASSERT_EQ(end, r) TH_LOG("errno %s", nowait_errname(errno));
+	NOWAIT_ASSERT_PATTERN(self->buf, (size_t)self->size, 0, self->f.seed);
+	for (off_t i = self->size; i < end; i++) {
+		ASSERT_EQ(0, self->buf[i]) TH_LOG("offset %jd", (intmax_t)i);
+	}
+}
+
+/*
+ * A hole, never read before and not in memory, reads as zeros at once:
+ * pages 2-4 are punched out, and pages 7-8 are past a truncation that the
+ * file is then extended over again.
+ */
+TEST_F(shm, holes_read_zeros_without_any_read)
+{
+	ssize_t r;
+
+	ASSERT_EQ(0, fallocate(self->f.fd,
+			       FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			       (off_t)(2 * self->pg), (off_t)(3 * self->pg)));
+	ASSERT_EQ(0, ftruncate(self->f.fd, (off_t)(7 * self->pg)));
+	ASSERT_EQ(0, ftruncate(self->f.fd, self->size));
+	NOWAIT_ASSERT_RESIDENCY(self->f.fd, "RR...RR..");
+
+	memset(self->buf, 0xff, (size_t)self->size + self->pg);
+	r = NOWAIT_PREAD(self->f.fd, self->buf, (size_t)self->size + self->pg, 0);
+	ASSERT_EQ(self->size, r) TH_LOG("errno %s", nowait_errname(errno));
+	for (off_t i = 0; i < self->size; i++) {
+		size_t page = (size_t)i / self->pg;
+		bool hole = (page >= 2 && page <= 4) || page >= 7;
+		unsigned char want = hole ? 0 :
+			nowait_pattern_byte((uint64_t)i, self->f.seed);
+
+		ASSERT_EQ(want, self->buf[i])
+			TH_LOG("offset %jd (%s)", (intmax_t)i,
+			       hole ? "hole" : "data");
+	}
+}
+
+TEST_HARNESS_MAIN
