@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Build a test kernel from Debian's linux-source-6.12 with kernel/series applied.
 #
-#   harness/kernel.sh [--debug] [--stock] [--upto N]
+#   harness/kernel.sh [--debug] [--stock] [--upto N] [--touched]
 #
 # --stock builds the tree without the series, --upto N with its first N patches.
+# --touched compiles only the object files of the C files the applied patches
+# change, whether or not the config builds them (kbuild compiles a single
+# object on request), instead of the kernel image: it is how every prefix of
+# the series is checked without a full build per prefix.
 # The source is a git tree under $NOWAIT_CACHE, reset to the pristine Debian
 # tree before the series is applied with git am; objects go to a build folder
 # per variant there too, and ccache keeps its cache beside them. The image is
@@ -11,13 +15,14 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-variant=default name=patched upto=
+variant=default name=patched upto= touched=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--debug) variant=debug ;;
 	--stock) upto=0 ;;
 	--upto) upto=$2; shift ;;
-	*) die "usage: $0 [--debug] [--stock] [--upto N]" ;;
+	--touched) touched=1 ;;
+	*) die "usage: $0 [--debug] [--stock] [--upto N] [--touched]" ;;
 	esac
 	shift
 done
@@ -104,11 +109,26 @@ build() {
 	say "build: $(grep -c '^  [A-Z]' "$log") steps; ccache: $(ccache -s 2>/dev/null | grep -iE 'hits|hit rate' | head -1 | tr -s ' ')"
 }
 
+# The objects of the C files the applied patches change.
+build_touched() {
+	local objs
+	objs=$("${git_q[@]}" diff --name-only base HEAD -- '*.c' | sed 's/\.c$/.o/')
+	[ -n "$objs" ] || return 0
+	say "build: $(echo "$objs" | wc -w) object(s) the series touches"
+	# shellcheck disable=SC2086
+	make -s -C "$NOWAIT_SRC" O="$build" CC="ccache gcc" -j"$(nproc)" $objs
+}
+
 unpack_source
 apply_series
 [ "$variant" = debug ] && name=$name-debug
 build=$NOWAIT_CACHE/build/$variant
 configure
+if [ -n "$touched" ]; then
+	export CCACHE_DIR=$NOWAIT_CCACHE
+	build_touched
+	exit
+fi
 build
 mkdir -p "$NOWAIT_OUT/$name"
 cp "$build/arch/x86/boot/bzImage" "$NOWAIT_OUT/$name/bzImage"

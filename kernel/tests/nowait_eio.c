@@ -339,6 +339,16 @@ static ssize_t bad_byte(const unsigned char *buf, size_t len, ssize_t n,
 				   "nor the canary", bad_);		\
 } while (0)
 
+/* What the flagged reads of failing data returned, for the diagnostics. */
+static int flagged_eagain, flagged_eio;
+
+static void report(const char *fs, const char *test)
+{
+	printf("# eio %s/%s: flagged reads of failing data: %d EAGAIN, %d EIO\n",
+	       fs, test, flagged_eagain, flagged_eio);
+	fflush(stdout);
+}
+
 /* A failed read: -1 with an errno from @ok, and an untouched buffer. */
 #define READ_FAILS(fd, off, flags, ok_a, ok_b) do {			\
 	unsigned char buf_[4096];					\
@@ -353,6 +363,8 @@ static ssize_t bad_byte(const unsigned char *buf, size_t len, ssize_t n,
 	ASSERT_TRUE(e_ == (ok_a) || e_ == (ok_b))			\
 		TH_LOG("read at %jd%s: %s", (intmax_t)(off),		\
 		       (flags) ? " (NOWAIT)" : "", nowait_errname(e_));	\
+	if (flags)							\
+		(*(e_ == EAGAIN ? &flagged_eagain : &flagged_eio))++;	\
 	ASSERT_EQ(-1, bad_byte(buf_, sizeof(buf_), 0, 0, 0))		\
 		TH_LOG("a failed read wrote into the buffer");		\
 } while (0)
@@ -371,6 +383,7 @@ TEST_F_TIMEOUT(eio, uncached, 120)
 	READ_FAILS(self->fd, off, 0, EIO, EIO);
 	READ_FAILS(self->fd, off, RWF_NOWAIT, EAGAIN, EIO);
 	READ_FAILS(self->fd, off, 0, EIO, EIO);
+	report(variant->fs.type, "uncached");
 }
 
 /* A read that starts on the one cached page returns that page only. */
@@ -395,6 +408,7 @@ TEST_F_TIMEOUT(eio, cached_prefix, 120)
 	READ_CHECKED(self->fd, 8192, 2048, RWF_NOWAIT, 2048);
 	READ_FAILS(self->fd, 4096, 0, EIO, EIO);
 	READ_FAILS(self->fd, 4096, RWF_NOWAIT, EAGAIN, EIO);
+	report(variant->fs.type, "cached_prefix");
 }
 
 /* O_DIRECT goes to the disk: EIO, or EAGAIN/EIO when flagged. */
@@ -420,8 +434,11 @@ TEST_F_TIMEOUT(eio, direct, 120)
 			TH_LOG("O_DIRECT read%s: %s", flags ? " (NOWAIT)" : "",
 			       nowait_errname(e));
 		ASSERT_EQ(-1, bad_byte(buf, 4096, 0, 0, 0));
+		if (flags)
+			(*(e == EAGAIN ? &flagged_eagain : &flagged_eio))++;
 	}
 	close(fd);
+	report(variant->fs.type, "direct");
 }
 
 /* After the disk recovers, the data is the file's: no page was poisoned. */

@@ -81,7 +81,7 @@ struct stats {
 
 struct state {
 	int fd;
-	volatile bool stop;
+	volatile bool stop, stop_writers;
 	bool op_ok[NOPS];		/* cleared when the fs says EOPNOTSUPP */
 	unsigned char valid[G][P];	/* the pattern of each generation */
 	unsigned char *shadow;		/* FILE_MAX bytes: the file, per the writers */
@@ -257,15 +257,8 @@ static void *writer(void *arg)
 	uint64_t r = ((uint64_t)(uintptr_t)&r ^ (uint64_t)time(NULL)) | 1;
 	unsigned char *buf = malloc(MAXLEN);
 
-	for (unsigned int n = 1; buf && !s->stop && writer_op(s, &r, buf); n++) {
+	while (buf && !s->stop_writers && writer_op(s, &r, buf))
 		usleep(rnd(&r) % 2000);
-		if (n % 8)
-			continue;
-		/* A quiet window: no writer runs, so readers check exactly. */
-		pthread_mutex_lock(&s->wlock);
-		usleep(10000);
-		pthread_mutex_unlock(&s->wlock);
-	}
 	free(buf);
 	return NULL;
 }
@@ -527,7 +520,7 @@ TEST_F_TIMEOUT(stress, mixed, 3600)
 	bool guest = in_guest();
 	pthread_t th[5];
 	int nth = 0, ms = budget() * 1000 / NFS;
-	long swapped;
+	long swapped, exact;
 	struct state *s;
 
 	if (!nowait_fs_check(&variant->fs, dir, sizeof(dir), why, sizeof(why)))
@@ -567,16 +560,32 @@ TEST_F_TIMEOUT(stress, mixed, 3600)
 	ASSERT_EQ(s->size, pwrite(s->fd, s->shadow, (size_t)s->size, 0));
 
 	swapped = vmstat("pswpout");
-	for (int i = 0; i < 2; i++)
-		pthread_create(&th[nth++], NULL, writer, s);
+	/*
+	 * Readers and pressure run throughout; writers in the middle. Every
+	 * 250 ms, and for the last 200 ms, no writer runs, so that readers
+	 * then check exactly what they get against the shadow.
+	 */
 	for (int i = 0; i < 2; i++)
 		pthread_create(&th[nth++], NULL, reader, s);
 	if (guest)
 		pthread_create(&th[nth++], NULL, pressure, s);
-	for (int t = 0; t < ms && !s->st.mismatches; t += 50)
-		usleep(50000);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[nth++], NULL, writer, s);
+	for (int t = 0; t < ms && !s->st.mismatches; t += 250) {
+		usleep(225000);
+		pthread_mutex_lock(&s->wlock);
+		usleep(25000);
+		pthread_mutex_unlock(&s->wlock);
+	}
+	s->stop_writers = true;
+	for (int i = nth - 2; i < nth; i++)
+		pthread_join(th[i], NULL);
+	exact = __atomic_load_n(&s->st.exact, __ATOMIC_RELAXED);
+	for (int t = 0; t < 5000 && (t < 200 ||
+	     __atomic_load_n(&s->st.exact, __ATOMIC_RELAXED) < exact + 4); t += 10)
+		usleep(10000);
 	s->stop = true;
-	for (int i = 0; i < nth; i++)
+	for (int i = 0; i < nth - 2; i++)
 		pthread_join(th[i], NULL);
 	if (guest)	/* back to the root, so that the parent can rmdir it */
 		write_str(CGROOT "/cgroup.procs", "0");
