@@ -76,14 +76,12 @@ configure() {
 	make -s -C "$NOWAIT_SRC" O="$build" olddefconfig >/dev/null
 	# merge_config.sh only warns when a symbol did not take; a test kernel that
 	# silently lacks xfs or KASAN is worse than no kernel.
-	local f line sym
-	for f in "${frags[@]}"; do
-		while read -r line; do
-			case $line in CONFIG_*=*) ;; *) continue ;; esac
-			sym=${line%%=*}
-			grep -qx "$line" "$build/.config" || die "config: $line did not take ($(grep "^$sym=" "$build/.config" || echo unset))"
-		done <"$f"
-	done
+	# A later fragment overrides an earlier one, so the last value counts.
+	local line sym
+	while read -r line; do
+		sym=${line%%=*}
+		grep -qx "$line" "$build/.config" || die "config: $line did not take ($(grep "^$sym=" "$build/.config" || echo unset))"
+	done < <(cat "${frags[@]}" | grep '^CONFIG_.*=' | tac | awk -F= '!seen[$1]++')
 }
 
 build() {

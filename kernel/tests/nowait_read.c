@@ -286,7 +286,7 @@ TEST_F(nwread, miss_readahead_brings_data)
 	char map[1025];
 
 	if (self->f.fs->cache_pinned)
-		SKIP(return, "shmem starts no swap-in behind a NOWAIT miss");
+		SKIP(return, "tmpfs cannot be evicted here: nowait_tmpfs checks its swap-in after a miss");
 	set_residency(_metadata, self, ".........");
 	NOWAIT_ASSERT_ERRNO(NOWAIT_PREAD(self->f.fd, self->buf, len, start),
 			    EAGAIN);

@@ -4,7 +4,8 @@
  *
  * shmem_file_read_iter() looks each page up with shmem_get_folio_nowait()
  * for a NOWAIT read: a page in swap is a miss (EAGAIN, or the cached
- * prefix), and neither a swap-in nor an allocation happens in the caller;
+ * prefix), and neither a swap-in nor an allocation happens in the caller:
+ * a worker swaps the missed page in, so that the retry finds it in memory;
  * a hole, and a page fallocated but never written, read as zeros, with no
  * EAGAIN, as they do for a blocking read. fadvise cannot evict shmem, so
  * the misses here are real swap-outs (nowait_shmem_residency()): they need
@@ -17,6 +18,8 @@
 
 #define FILE_PAGES 8
 #define FILE_TAIL 123
+/* How long the worker may take to swap in the page a miss asked for */
+#define SWAPIN_MS 2000
 
 static const struct nowait_fs tmpfs = NOWAIT_FS_TMPFS;
 
@@ -87,10 +90,22 @@ static void check_blocking_read(struct __test_metadata *_metadata,
 	NOWAIT_ASSERT_PATTERN(self->buf, (size_t)self->size, 0, self->f.seed);
 }
 
+/* Wait for the worker to swap in the page a miss at @page asked for. */
+static void wait_swapped_in(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(shm) *self, size_t page)
+{
+	char map[1025];
+
+	ASSERT_TRUE(nowait_wait_resident(self->f.fd, page, page, SWAPIN_MS,
+					 map, sizeof(map)))
+		TH_LOG("page %zu still in swap %d ms after the miss: %s",
+		       page, SWAPIN_MS, map);
+}
+
 /*
- * All in swap: EAGAIN, and the miss swaps nothing in (there is no worker
- * for shmem). A blocking read then swaps the file in with the right bytes,
- * and the next NOWAIT read is a whole hit.
+ * All in swap: EAGAIN, and the page each miss stopped at comes back by
+ * itself, swapped in by the worker. A blocking read then gives the right
+ * bytes, and the next NOWAIT read is a whole hit.
  */
 TEST_F(shm, swapped_out_eagain_then_blocking_read)
 {
@@ -99,8 +114,8 @@ TEST_F(shm, swapped_out_eagain_then_blocking_read)
 					 (size_t)self->size, 0), EAGAIN);
 	NOWAIT_ASSERT_ERRNO(NOWAIT_PREAD(self->f.fd, self->buf, 1,
 					 self->size - 1), EAGAIN);
-	nowait_msleep(NOWAIT_SETTLE_MS);
-	NOWAIT_ASSERT_RESIDENCY(self->f.fd, ".........");
+	wait_swapped_in(_metadata, self, 0);
+	wait_swapped_in(_metadata, self, FILE_PAGES);
 
 	check_blocking_read(_metadata, self);
 	memset(self->buf, 0, (size_t)self->size);
@@ -113,7 +128,8 @@ TEST_F(shm, swapped_out_eagain_then_blocking_read)
 /*
  * Pages 2 and 5-8 in swap: a read stops right before the first of them
  * with exactly the bytes before it, from wherever it starts; one that
- * starts on a swapped-out page is EAGAIN.
+ * starts on a swapped-out page is EAGAIN. Each page a miss stopped at is
+ * swapped in afterwards by the worker.
  */
 TEST_F(shm, swapped_out_page_ends_read_at_prefix)
 {
@@ -131,9 +147,12 @@ TEST_F(shm, swapped_out_page_ends_read_at_prefix)
 		TH_LOG("errno %s", nowait_errname(errno));
 	NOWAIT_ASSERT_PATTERN(self->buf, (size_t)r, mid, self->f.seed);
 
+	/* page 6, which no miss has asked the worker for yet */
 	NOWAIT_ASSERT_ERRNO(NOWAIT_PREAD(self->f.fd, self->buf, self->pg,
-					 (off_t)(2 * self->pg)), EAGAIN);
-	NOWAIT_ASSERT_RESIDENCY(self->f.fd, "RR.RR....");
+					 (off_t)(6 * self->pg)), EAGAIN);
+	wait_swapped_in(_metadata, self, 2);
+	wait_swapped_in(_metadata, self, 5);
+	wait_swapped_in(_metadata, self, 6);
 	check_blocking_read(_metadata, self);
 }
 
