@@ -104,7 +104,7 @@ struct result {
 static struct cfg cfg = {
 	.duration = 25, .util = 0.6, .max_rate = 2000, .calib_s = 3, .threads = 4, .iops = 200,
 	.throttle = true, .theta = 1.2, .f1_hit = 0.90,
-	.mix = { 73, 18, 9 }, .mib = { 256, 1024, 1024 }, .seed = 1, .spin_us = 50,
+	.mix = { 73, 18, 9 }, .mib = { 256, 1024, 1024 }, .seed = 1, .spin_us = 300,
 	.mode_on = { true, true, true, true },
 };
 static struct file files[NCLS];
@@ -1269,7 +1269,7 @@ static void usage(FILE *f)
 		"  --f1-hit P         intended f1 hit ratio, 0..1 (default 0.90)\n"
 		"  --mib A,B,C        sizes of f1,f2,f3 in MiB (default 256,1024,1024)\n"
 		"  --seed N           schedule seed (default 1)\n"
-		"  --spin-us N        busy-poll this long before each arrival (default 50)\n");
+		"  --spin-us N        busy-poll this long before each arrival (default 300)\n");
 }
 
 static void parse_modes(const char *s)

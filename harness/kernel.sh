@@ -49,20 +49,37 @@ unpack_source() {
 	echo .nowait-debian-version >>"$NOWAIT_SRC/.git/info/exclude"
 }
 
+# The patches to apply, one name a line: the whole series, or its first $upto.
+series_patches() {
+	awk -v n="${upto:--1}" '/^[[:space:]]*(#|$)/ { next } n >= 0 && c >= n { exit } { c++; print }' \
+		"$NOWAIT_ROOT/kernel/series"
+}
+
 apply_series() {
-	local n=0 p
+	local n=0 p want
+	# Re-applying rewrites every patched file, and a touched fs.h rebuilds
+	# the whole kernel (from ccache, but still minutes): skip it when the
+	# tree already holds exactly these patches, unmodified.
+	want=$(series_patches | while read -r p; do sha256sum <"$NOWAIT_ROOT/kernel/patches/$p"; done | sha256sum)
+	if [ "$(cat "$NOWAIT_SRC/.git/nowait-applied" 2>/dev/null)" = "$want" ] &&
+		[ -z "$("${git_q[@]}" status --porcelain --untracked-files=no)" ]; then
+		n=$(series_patches | wc -l)
+		say "series: $n patch(es) already applied on $KERNEL_PKG $deb_version"
+		[ "$n" -gt 0 ] || name=stock
+		return
+	fi
+	rm -f "$NOWAIT_SRC/.git/nowait-applied"
 	"${git_q[@]}" checkout -q -f --detach base
 	"${git_q[@]}" clean -q -f -d -x -e .nowait-debian-version
 	while read -r p; do
-		case $p in '' | '#'*) continue ;; esac
-		if [ -n "$upto" ] && [ "$n" -ge "$upto" ]; then break; fi
 		"${git_q[@]}" am -q "$NOWAIT_ROOT/kernel/patches/$p" >/dev/null 2>&1 || {
 			"${git_q[@]}" am --abort >/dev/null 2>&1 || true
 			die "patch $p does not apply"
 		}
 		say "series: applied $p"
 		n=$((n + 1))
-	done <"$NOWAIT_ROOT/kernel/series"
+	done < <(series_patches)
+	echo "$want" >"$NOWAIT_SRC/.git/nowait-applied"
 	say "series: $n patch(es) on $KERNEL_PKG $deb_version"
 	[ "$n" -gt 0 ] || name=stock
 }

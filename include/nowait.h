@@ -34,7 +34,7 @@ struct nowait_params {
 	unsigned threads;		/* pool size: 4 */
 	unsigned hit_ratio_min;		/* percent; skip inline below it: 10 */
 	unsigned decay_shift;		/* new sample weighs 1/2^shift: 3 */
-	unsigned probe_interval;	/* while skipping, try every Nth read: 16 */
+	unsigned probe_interval;	/* while skipping, try every Nth read: 32 */
 	unsigned eopnotsupp_reprobe;	/* reads skipped after EOPNOTSUPP: 1024 */
 	/* Test seams: the real preadv2(2) and pthread_create(3) when NULL. */
 	ssize_t (*preadv2)(int fd, const struct iovec *iov, int iovcnt,

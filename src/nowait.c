@@ -194,7 +194,7 @@ int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp)
 	p.threads = p.threads ? p.threads : 4;
 	p.hit_ratio_min = p.hit_ratio_min ? p.hit_ratio_min : 10;
 	p.decay_shift = p.decay_shift ? p.decay_shift : 3;
-	p.probe_interval = p.probe_interval ? p.probe_interval : 16;
+	p.probe_interval = p.probe_interval ? p.probe_interval : 32;
 	p.eopnotsupp_reprobe = p.eopnotsupp_reprobe ? p.eopnotsupp_reprobe : 1024;
 	p.preadv2 = p.preadv2 ? p.preadv2 : preadv2;
 	p.thread_create = p.thread_create ? p.thread_create : pthread_create;

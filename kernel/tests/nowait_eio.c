@@ -65,19 +65,6 @@ FIXTURE_VARIANT(eio) {
 FIXTURE_VARIANT_ADD(eio, ext4) { .fs = { "ext4", "mkfs.ext4 -q -F", 64 << 20 } };
 FIXTURE_VARIANT_ADD(eio, xfs)  { .fs = { "xfs", "mkfs.xfs -q -f", 320 << 20 } };
 
-static bool in_guest(void)
-{
-	char line[4096] = "";
-	FILE *f = fopen("/proc/cmdline", "re");
-
-	if (f) {
-		if (!fgets(line, sizeof(line), f))
-			line[0] = '\0';
-		fclose(f);
-	}
-	return strstr(line, "nowait.job=") != NULL;
-}
-
 /* ---- device-mapper through its ioctls (no dmsetup in the guest) ---- */
 
 struct dm_req {
@@ -248,7 +235,7 @@ FIXTURE_SETUP(eio)
 	self->fd = -1;
 	self->mounted = false;
 	self->img[0] = self->dm_name[0] = self->mnt[0] = '\0';
-	if (!in_guest())
+	if (!nowait_in_guest())
 		SKIP(return, "guest only: makes loop and dm devices and mounts");
 
 	snprintf(self->img, sizeof(self->img), "%s/tmpfs/nowait-eio.%d.img",

@@ -119,35 +119,9 @@ static void failf(struct state *s, const char *fmt, ...)
 	pthread_mutex_unlock(&s->flock);
 }
 
-static void count(struct state *s, long *c, long n)
+static void count(long *c, long n)
 {
 	__atomic_add_fetch(c, n, __ATOMIC_RELAXED);
-	(void)s;
-}
-
-static bool in_guest(void)
-{
-	char line[4096] = "";
-	FILE *f = fopen("/proc/cmdline", "re");
-
-	if (f) {
-		if (!fgets(line, sizeof(line), f))
-			line[0] = '\0';
-		fclose(f);
-	}
-	return strstr(line, "nowait.job=") != NULL;
-}
-
-static bool write_str(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	bool ok;
-
-	if (fd < 0)
-		return false;
-	ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
-	close(fd);
-	return ok;
 }
 
 /* ---- writers: one operation at a time, mirrored in the shadow ---- */
@@ -242,7 +216,7 @@ static bool writer_op(struct state *s, uint64_t *r, unsigned char *buf)
 		s->op_ok[op] = false;	/* said once, at the first try */
 		ret = 0;
 	} else if (ran) {
-		count(s, &s->st.ops[op], 1);
+		count(&s->st.ops[op], 1);
 	}
 	__atomic_add_fetch(&s->seq, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&s->wlock);
@@ -315,7 +289,7 @@ static void read_once(struct state *s, uint64_t *r, unsigned char *buf,
 	n = nowait_preadv2(s->fd, buf, len, off, RWF_NOWAIT);
 	if (n < 0 && errno == EAGAIN) {
 		eagain = true;
-		count(s, &s->st.eagain, 1);
+		count(&s->st.eagain, 1);
 		n = 0;
 	} else if (n < 0) {
 		failf(s, "preadv2(RWF_NOWAIT) at %jd: %s", (intmax_t)off,
@@ -327,9 +301,9 @@ static void read_once(struct state *s, uint64_t *r, unsigned char *buf,
 	}
 	check_bytes(s, buf, off, n, "RWF_NOWAIT");
 	if (n > 0 && (size_t)n < len)
-		count(s, &s->st.short_reads, 1);
+		count(&s->st.short_reads, 1);
 	else if (n > 0)
-		count(s, &s->st.hits, 1);
+		count(&s->st.hits, 1);
 	/* The server's fallback: a blocking read of what is left. */
 	if (eagain || (n > 0 && (size_t)n < len)) {
 		m = pread(s->fd, buf + n, len - (size_t)n, off + n);
@@ -363,9 +337,9 @@ static void read_once(struct state *s, uint64_t *r, unsigned char *buf,
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	s2 = __atomic_load_n(&s->seq, __ATOMIC_SEQ_CST);
 	if (s1 == s2 && !(s1 & 1)) {
-		count(s, &s->st.exact, 1);
+		count(&s->st.exact, 1);
 		if (eagain && off >= size)
-			count(s, &s->st.eagain_eof, 1);
+			count(&s->st.eagain_eof, 1);
 		if (n + m != expect)
 			failf(s, "quiet read at %jd, size %jd: %zd + %zd bytes, want %jd%s",
 			      (intmax_t)off, (intmax_t)size, n, m,
@@ -374,8 +348,8 @@ static void read_once(struct state *s, uint64_t *r, unsigned char *buf,
 			failf(s, "quiet read at %jd: the data is not the file's",
 			      (intmax_t)off);
 	}
-	count(s, &s->st.reads, 1);
-	count(s, &s->st.bytes, n + m);
+	count(&s->st.reads, 1);
+	count(&s->st.bytes, n + m);
 }
 
 static void *reader(void *arg)
@@ -401,9 +375,9 @@ static void *pressure(void *arg)
 	while (!s->stop) {
 		switch (rnd(&r) % 3) {
 		case 0:
-			if (write_str("/proc/sys/vm/drop_caches",
+			if (nowait_write_file("/proc/sys/vm/drop_caches",
 				      rnd(&r) % 2 ? "1" : "3"))
-				count(s, &s->st.drops, 1);
+				count(&s->st.drops, 1);
 			break;
 		case 1:
 			/*
@@ -411,8 +385,8 @@ static void *pressure(void *arg)
 			 * the file's pages active, and this deactivates and
 			 * reclaims them anyway, tmpfs pages to swap.
 			 */
-			if (write_str(s->reclaim, "8M"))
-				count(s, &s->st.reclaims, 1);
+			if (nowait_write_file(s->reclaim, "8M"))
+				count(&s->st.reclaims, 1);
 			break;
 		default: {
 			/* Fill the cgroup past memory.max: all else must go. */
@@ -423,7 +397,7 @@ static void *pressure(void *arg)
 				for (size_t i = 0; i < HOG && !s->stop; i += 4096)
 					p[i] = 1;
 				munmap(p, HOG);
-				count(s, &s->st.hogs, 1);
+				count(&s->st.hogs, 1);
 			}
 		}
 		}
@@ -442,7 +416,7 @@ static bool cgroup_enter(char *cg, size_t n, char *why, size_t whylen)
 		snprintf(why, whylen, "mount cgroup2: %s", nowait_errname(errno));
 		return false;
 	}
-	write_str(CGROOT "/cgroup.subtree_control", "+memory");
+	nowait_write_file(CGROOT "/cgroup.subtree_control", "+memory");
 	snprintf(cg, n, CGROOT "/nowait-stress.%d", getpid());
 	if (mkdir(cg, 0755) && errno != EEXIST) {
 		snprintf(why, whylen, "mkdir %s: %s", cg, nowait_errname(errno));
@@ -450,13 +424,13 @@ static bool cgroup_enter(char *cg, size_t n, char *why, size_t whylen)
 	}
 	snprintf(path, sizeof(path), "%s/memory.max", cg);
 	snprintf(val, sizeof(val), "%d", CG_MAX);
-	if (!write_str(path, val)) {
+	if (!nowait_write_file(path, val)) {
 		snprintf(why, whylen, "%s: %s", path, nowait_errname(errno));
 		return false;
 	}
 	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
 	snprintf(val, sizeof(val), "%d", getpid());
-	if (!write_str(path, val)) {
+	if (!nowait_write_file(path, val)) {
 		snprintf(why, whylen, "%s: %s", path, nowait_errname(errno));
 		return false;
 	}
@@ -517,7 +491,7 @@ static int budget(void)
 TEST_F_TIMEOUT(stress, mixed, 3600)
 {
 	char dir[PATH_MAX - 32], tmpl[PATH_MAX], why[NOWAIT_WHY_MAX];
-	bool guest = in_guest();
+	bool guest = nowait_in_guest();
 	pthread_t th[5];
 	int nth = 0, ms = budget() * 1000 / NFS;
 	long swapped, exact;
@@ -588,7 +562,7 @@ TEST_F_TIMEOUT(stress, mixed, 3600)
 	for (int i = 0; i < nth - 2; i++)
 		pthread_join(th[i], NULL);
 	if (guest)	/* back to the root, so that the parent can rmdir it */
-		write_str(CGROOT "/cgroup.procs", "0");
+		nowait_write_file(CGROOT "/cgroup.procs", "0");
 	swapped = vmstat("pswpout") - swapped;
 
 	printf("# stress %s/%s: %ld reads checked (%ld MiB), %ld exact; NOWAIT: %ld whole, %ld short, %ld EAGAIN (%ld of them at or past EOF); "

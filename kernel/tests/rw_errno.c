@@ -733,19 +733,6 @@ static const char *show(long v, char *buf, size_t n)
 /* Counters shared by the forked cases, printed when the program ends. */
 static struct { long cases, mismatches; } *tally;
 
-static bool in_guest(void)
-{
-	char line[4096] = "";
-	FILE *f = fopen("/proc/cmdline", "re");
-
-	if (f) {
-		if (!fgets(line, sizeof(line), f))
-			line[0] = '\0';
-		fclose(f);
-	}
-	return strstr(line, "nowait.job=") != NULL;
-}
-
 /* fsync, drop the file's pages, and check that none is left. */
 static bool evict(int fd, char *why, size_t n)
 {
@@ -753,7 +740,7 @@ static bool evict(int fd, char *why, size_t n)
 
 	if (nowait_evict(fd, why, n))
 		return true;
-	if (!in_guest())
+	if (!nowait_in_guest())
 		return false;
 	/* The guest may drop every clean page; nowait_evict() asks for the env. */
 	int dc = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
