@@ -61,7 +61,7 @@ case $rc in
 0) say "boot: the guest ended without a status (panic or power-off)"; status=125 ;;
 *) status=$(((rc - 1) / 2)) ;;
 esac
-say "boot: guest $(grep -o 'init at [0-9.]* s' "$log" | head -1 || echo 'never started'), job status $status"
+say "boot: guest $(grep -ao 'init at [0-9.]* s' "$log" | head -1 || echo 'never started'), job status $status"
 
 # What the kernel prints when it is unwell; any one of them fails the run.
 splat='BUG:|WARNING:|Oops|KASAN|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|lockdep|INFO: task .* blocked|general protection fault|Kernel panic|RCU stall|stack-protector|list_add corruption|list_del corruption'

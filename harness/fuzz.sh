@@ -14,7 +14,8 @@ phase "tests build" make -s -C "$NOWAIT_ROOT/kernel/tests" O="$NOWAIT_OUT/tests"
 phase "initramfs" "$NOWAIT_ROOT/harness/initramfs.sh" "$NOWAIT_OUT/initramfs.cpio"
 log=$NOWAIT_OUT/console-fuzz.log
 rc=0
-NOWAIT_MEM=3072 NOWAIT_APPEND="nowait.fuzz_calls=$calls" phase "trinity, $calls calls" \
+# acpi=noirq: see check.sh --debug
+NOWAIT_MEM=3072 NOWAIT_APPEND="acpi=noirq nowait.fuzz_calls=$calls" phase "trinity, $calls calls" \
 	"$NOWAIT_ROOT/harness/boot.sh" "$kernel" "$NOWAIT_OUT/initramfs.cpio" fuzz "$log" 3600 || rc=$?
 tr -d '\r' <"$log" | sed -n '/^nowait-fuzz: begin/,/^nowait-fuzz: end/p'
 splats=$(wc -l <"$log.splats" 2>/dev/null || echo 0)

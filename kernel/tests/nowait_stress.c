@@ -60,16 +60,6 @@
 #define CG_MAX		(32 << 20)	/* memory.max of the test's cgroup */
 #define HOG		(40 << 20)	/* more than fits: all else must go */
 
-#define STRESS_FS_VARIANTS(fixture)					\
-	FIXTURE_VARIANT_ADD(fixture, ext4)  { .fs = NOWAIT_FS_EXT4 };	\
-	FIXTURE_VARIANT_ADD(fixture, xfs)   { .fs = NOWAIT_FS_XFS };	\
-	FIXTURE_VARIANT_ADD(fixture, btrfs) { .fs = NOWAIT_FS_BTRFS };	\
-	FIXTURE_VARIANT_ADD(fixture, tmpfs) { .fs = NOWAIT_FS_TMPFS };	\
-	FIXTURE_VARIANT_ADD(fixture, vfat)  { .fs = NOWAIT_FS_VFAT };	\
-	FIXTURE_VARIANT_ADD(fixture, exfat) { .fs = NOWAIT_FS_EXFAT };	\
-	FIXTURE_VARIANT_ADD(fixture, ext2)  { .fs = NOWAIT_FS_EXT2 };	\
-	FIXTURE_VARIANT_ADD(fixture, ovl)   { .fs = NOWAIT_FS_OVL };
-
 enum op { OP_WRITE, OP_TRUNCATE, OP_PUNCH, OP_COLLAPSE, OP_FALLOC, NOPS };
 static const char *const op_name[NOPS] = {
 	"write", "truncate", "punch", "collapse", "fallocate" };
@@ -464,7 +454,7 @@ FIXTURE_VARIANT(stress) {
 	struct nowait_fs fs;
 };
 
-STRESS_FS_VARIANTS(stress)
+NOWAIT_FS_VARIANTS_RW(stress)
 
 FIXTURE_SETUP(stress)
 {

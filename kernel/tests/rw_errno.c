@@ -53,20 +53,6 @@
 #define ABI "x86_64"
 #endif
 
-/*
- * Every filesystem the guest makes, spelled out here rather than taken from
- * nowait_test.h, so that the contract does not move when the shared lists do.
- */
-#define ERRNO_FS_VARIANTS(fixture)					\
-	FIXTURE_VARIANT_ADD(fixture, ext4)  { .fs = NOWAIT_FS_EXT4 };	\
-	FIXTURE_VARIANT_ADD(fixture, xfs)   { .fs = NOWAIT_FS_XFS };	\
-	FIXTURE_VARIANT_ADD(fixture, btrfs) { .fs = NOWAIT_FS_BTRFS };	\
-	FIXTURE_VARIANT_ADD(fixture, tmpfs) { .fs = NOWAIT_FS_TMPFS };	\
-	FIXTURE_VARIANT_ADD(fixture, vfat)  { .fs = NOWAIT_FS_VFAT };	\
-	FIXTURE_VARIANT_ADD(fixture, exfat) { .fs = NOWAIT_FS_EXFAT };	\
-	FIXTURE_VARIANT_ADD(fixture, ext2)  { .fs = NOWAIT_FS_EXT2 };	\
-	FIXTURE_VARIANT_ADD(fixture, ovl)   { .fs = NOWAIT_FS_OVL };
-
 /* What one call of a row sees. */
 struct ctx {
 	const struct nowait_fs *fs;
@@ -770,7 +756,7 @@ FIXTURE_VARIANT(rw) {
 	struct nowait_fs fs;
 };
 
-ERRNO_FS_VARIANTS(rw)
+NOWAIT_FS_VARIANTS_RW(rw)
 
 FIXTURE_SETUP(rw)
 {
