@@ -32,7 +32,7 @@ struct nowait_file;
 /* Zero in any field selects the default shown. */
 struct nowait_params {
 	unsigned threads;		/* pool size: 4 */
-	unsigned hit_ratio_min;		/* percent; skip inline below it: 10 */
+	unsigned hit_ratio_min;		/* percent; skip inline below it, resume at 2x: 10 */
 	unsigned decay_shift;		/* new sample weighs 1/2^shift: 3 */
 	unsigned probe_interval;	/* while skipping, try every Nth read: 32 */
 	unsigned eopnotsupp_reprobe;	/* reads skipped after EOPNOTSUPP: 1024 */

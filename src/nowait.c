@@ -32,6 +32,7 @@ struct nowait_ctx {
 	struct queue pending, done;	/* under lock */
 	struct nowait_file *files;	/* under lock */
 	bool stopping;			/* under lock */
+	unsigned skip_below, resume_at;	/* hit ratio thresholds, percent * RATIO_ONE */
 	unsigned nthreads;
 	_Atomic uint64_t stats[NCOUNTERS];
 	pthread_t threads[];
@@ -43,6 +44,7 @@ struct nowait_file {
 	int never;		/* counter of a reason never to try inline, or -1 */
 	atomic_uint ratio;	/* decayed inline hit ratio */
 	atomic_uint reads;	/* paces the re-probes while skipping */
+	atomic_bool skipping;	/* below hit_ratio_min, not yet back at twice it */
 	atomic_uint unsupported;	/* reads left to skip after EOPNOTSUPP */
 	atomic_uint inflight;	/* queued and not yet reaped */
 	struct nowait_file *prev, *next;	/* under ctx->lock */
@@ -203,6 +205,11 @@ int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp)
 	if (!ctx)
 		return -ENOMEM;
 	ctx->p = p;
+	/* Twice the minimum, or halfway to 100% where that is less. */
+	ctx->skip_below = p.hit_ratio_min * RATIO_ONE;
+	ctx->resume_at = 2 * ctx->skip_below;
+	if (ctx->resume_at > (ctx->skip_below + 100 * RATIO_ONE) / 2)
+		ctx->resume_at = (ctx->skip_below + 100 * RATIO_ONE) / 2;
 	atomic_init(&ctx->never, -1);
 	ctx->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (ctx->efd < 0) {
@@ -279,6 +286,7 @@ int nowait_file_open(struct nowait_ctx *ctx, int fd, struct nowait_file **filep)
 	f->never = !S_ISREG(st.st_mode) ? CTR(fb_not_regular) :
 		   fl & O_DIRECT ? CTR(fb_odirect) : -1;
 	atomic_init(&f->ratio, RATIO_ONE);
+	atomic_init(&f->skipping, false);
 	pthread_mutex_lock(&ctx->lock);
 	f->next = ctx->files;
 	if (f->next)
@@ -325,7 +333,8 @@ static int bypass(struct nowait_file *f)
 {
 	struct nowait_ctx *ctx = f->ctx;
 	int why = atomic_load_explicit(&ctx->never, memory_order_relaxed);
-	unsigned left, reads;
+	unsigned left, reads, ratio;
+	bool skip;
 
 	if (why >= 0)
 		return why;
@@ -337,8 +346,20 @@ static int bypass(struct nowait_file *f)
 	if (left)
 		return CTR(fb_eopnotsupp);
 	reads = atomic_fetch_add_explicit(&f->reads, 1, memory_order_relaxed) + 1;
-	if (atomic_load_explicit(&f->ratio, memory_order_relaxed) * 100 <
-	    ctx->p.hit_ratio_min * RATIO_ONE && reads % ctx->p.probe_interval)
+	/*
+	 * Hysteresis: a file that stopped hitting resumes the attempts only
+	 * at resume_at, twice hit_ratio_min. A cold read that raced its own
+	 * I/O (the device finished before the miss returned) is a chance
+	 * hit, and one lifts a decayed ratio just over the minimum; without
+	 * the margin each one cost a few more wasted attempts.
+	 */
+	skip = atomic_load_explicit(&f->skipping, memory_order_relaxed);
+	ratio = atomic_load_explicit(&f->ratio, memory_order_relaxed) * 100;
+	if (skip != (ratio < (skip ? ctx->resume_at : ctx->skip_below))) {
+		skip = !skip;
+		atomic_store_explicit(&f->skipping, skip, memory_order_relaxed);
+	}
+	if (skip && reads % ctx->p.probe_interval)
 		return CTR(skipped);
 	return -1;
 }
