@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Buffered io_uring reads on the filesystems the series enables.
+ *
+ * io_uring first issues a read with IOCB_NOWAIT from the submitting task
+ * and hands it to an io-wq worker ("iou-wrk-<pid>") only if that attempt
+ * would block. In 6.12 it makes the attempt only on FMODE_NOWAIT files
+ * (io_file_supports_nowait(), io_uring/rw.c): every read of tmpfs,
+ * overlayfs, vfat, exfat or ext2 went to a worker, cached or not. With
+ * FOP_BUFFER_RNOWAIT a cached read completes during io_uring_enter() and
+ * no worker is created; a miss still goes to a worker and returns the
+ * data; RWF_NOWAIT in the SQE makes a miss complete with -EAGAIN.
+ *
+ * The ring is driven by raw syscalls, so the same code runs as x86_64 and
+ * as i386 (the compat entry points).
+ */
+#include "kselftest_harness.h"
+#include "nowait_test.h"
+
+#include <dirent.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <linux/io_uring.h>
+
+#define FILE_PAGES 4
+
+struct ring {
+	int fd;
+	unsigned int *sq_tail, *sq_mask, *sq_array;
+	unsigned int *cq_head, *cq_tail, *cq_mask;
+	struct io_uring_sqe *sqes;
+	struct io_uring_cqe *cqes;
+	void *sq_map, *cq_map;
+	size_t sq_len, cq_len;
+};
+
+/* A case's ring is never torn down: it goes with the case's process. */
+
+static int ring_init(struct ring *r)
+{
+	struct io_uring_params p = { 0 };
+
+	r->fd = (int)syscall(__NR_io_uring_setup, 4, &p);
+	if (r->fd < 0)
+		return -1;
+	r->sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned int);
+	r->cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+	r->sq_map = mmap(NULL, r->sq_len, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQ_RING);
+	r->cq_map = mmap(NULL, r->cq_len, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_CQ_RING);
+	r->sqes = mmap(NULL, p.sq_entries * sizeof(struct io_uring_sqe), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQES);
+	if (r->sq_map == MAP_FAILED || r->cq_map == MAP_FAILED ||
+	    r->sqes == MAP_FAILED)
+		return -1;
+	r->sq_tail = (unsigned int *)((char *)r->sq_map + p.sq_off.tail);
+	r->sq_mask = (unsigned int *)((char *)r->sq_map + p.sq_off.ring_mask);
+	r->sq_array = (unsigned int *)((char *)r->sq_map + p.sq_off.array);
+	r->cq_head = (unsigned int *)((char *)r->cq_map + p.cq_off.head);
+	r->cq_tail = (unsigned int *)((char *)r->cq_map + p.cq_off.tail);
+	r->cq_mask = (unsigned int *)((char *)r->cq_map + p.cq_off.ring_mask);
+	r->cqes = (struct io_uring_cqe *)((char *)r->cq_map + p.cq_off.cqes);
+	return 0;
+}
+
+/* Queue one IORING_OP_READ and submit it; 0 or -errno from the enter. */
+static int ring_read(struct ring *r, int fd, void *buf, unsigned int len,
+		     off_t off, __kernel_rwf_t flags)
+{
+	unsigned int tail = *r->sq_tail, idx = tail & *r->sq_mask;
+	struct io_uring_sqe *sqe = &r->sqes[idx];
+
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_READ;
+	sqe->fd = fd;
+	sqe->addr = (uintptr_t)buf;
+	sqe->len = len;
+	sqe->off = (__u64)off;
+	sqe->rw_flags = flags;
+	r->sq_array[idx] = idx;
+	__atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
+	if (syscall(__NR_io_uring_enter, r->fd, 1, 0, 0, NULL, 0) != 1)
+		return -errno;
+	return 0;
+}
+
+/* Take the next completion; wait for one if @wait. */
+static bool ring_reap(struct ring *r, bool wait, int *res)
+{
+	unsigned int head = *r->cq_head;
+
+	if (head == __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE)) {
+		if (!wait)
+			return false;
+		if (syscall(__NR_io_uring_enter, r->fd, 0, 1,
+			    IORING_ENTER_GETEVENTS, NULL, 0) < 0)
+			return false;
+		if (head == __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE))
+			return false;
+	}
+	*res = r->cqes[head & *r->cq_mask].res;
+	__atomic_store_n(r->cq_head, head + 1, __ATOMIC_RELEASE);
+	return true;
+}
+
+/* io-wq workers of this process, by their thread name. */
+static int iowq_workers(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "iou-wrk", 7))
+			n++;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+FIXTURE(uring) {
+	struct nowait_tfile f;
+	struct ring ring;
+	size_t len;
+	unsigned char *buf;
+};
+
+FIXTURE_VARIANT(uring) {
+	struct nowait_fs fs;
+};
+
+NOWAIT_FS_VARIANTS_READ(uring)
+
+FIXTURE_SETUP(uring)
+{
+	self->len = FILE_PAGES * nowait_page();
+	NOWAIT_TFILE_SETUP(&self->f, &variant->fs, (off_t)self->len);
+	ASSERT_EQ(0, fsync(self->f.wfd));
+	self->buf = malloc(self->len);
+	ASSERT_NE(NULL, self->buf);
+	memset(self->buf, 0, self->len);
+	if (ring_init(&self->ring) < 0)
+		SKIP(return, "no io_uring here: %s", nowait_errname(errno));
+}
+
+FIXTURE_TEARDOWN_PARENT(uring)
+{
+	nowait_tfile_remove(&self->f);
+}
+
+/* The whole file in the page cache, read there by plain pread. */
+static void make_cached(struct __test_metadata *_metadata,
+			FIXTURE_DATA(uring) *self)
+{
+	ASSERT_EQ((ssize_t)self->len,
+		  pread(self->f.fd, self->buf, self->len, 0));
+	NOWAIT_ASSERT_RESIDENCY(self->f.fd, "RRRR");
+	memset(self->buf, 0, self->len);
+}
+
+TEST_F(uring, cached_read_completes_in_submit)
+{
+	bool in_submit;
+	int res = 0;
+
+	make_cached(_metadata, self);
+	ASSERT_EQ(0, iowq_workers());
+	ASSERT_EQ(0, ring_read(&self->ring, self->f.fd, self->buf,
+			       (unsigned int)self->len, 0, 0));
+	/* Completed before io_uring_enter() returned: by the submitter. */
+	in_submit = ring_reap(&self->ring, false, &res);
+	EXPECT_TRUE(in_submit)
+		TH_LOG("a cached read was not completed during the submit");
+	EXPECT_EQ(0, iowq_workers())
+		TH_LOG("a cached read was handed to an io-wq worker");
+	if (!in_submit)
+		ASSERT_TRUE(ring_reap(&self->ring, true, &res));
+	ASSERT_EQ((int)self->len, res) TH_LOG("res %d", res);
+	NOWAIT_ASSERT_PATTERN(self->buf, self->len, 0, self->f.seed);
+}
+
+TEST_F(uring, miss_is_read_by_a_worker)
+{
+	int res = 0;
+
+	NOWAIT_NEED_EVICTABLE(&self->f);
+	NOWAIT_EVICT(self->f.fd);
+	NOWAIT_ASSERT_RESIDENCY(self->f.fd, "....");
+	ASSERT_EQ(0, ring_read(&self->ring, self->f.fd, self->buf,
+			       (unsigned int)self->len, 0, 0));
+	ASSERT_TRUE(ring_reap(&self->ring, true, &res));
+	ASSERT_EQ((int)self->len, res) TH_LOG("res %d", res);
+	NOWAIT_ASSERT_PATTERN(self->buf, self->len, 0, self->f.seed);
+}
+
+TEST_F(uring, nowait_miss_is_eagain)
+{
+	int res = 0;
+
+	NOWAIT_NEED_EVICTABLE(&self->f);
+	NOWAIT_EVICT(self->f.fd);
+	NOWAIT_ASSERT_RESIDENCY(self->f.fd, "....");
+	ASSERT_EQ(0, ring_read(&self->ring, self->f.fd, self->buf,
+			       (unsigned int)self->len, 0, RWF_NOWAIT));
+	ASSERT_TRUE(ring_reap(&self->ring, true, &res));
+	ASSERT_EQ(-EAGAIN, res) TH_LOG("res %d", res);
+}
+
+TEST_HARNESS_MAIN
