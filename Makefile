@@ -1,7 +1,7 @@
 # nowait: a kernel patch series for RWF_NOWAIT, the harness that proves it,
 # and libnowait.  `make demo` and `make check` are the two commands in README.md.
 
-.PHONY: all demo demo-stock check check-debug kernel kernel-debug compare fuzz series-check
+.PHONY: all demo demo-stock check check-debug check-debug-long kernel kernel-debug compare fuzz series-check
 all: lib
 
 # Build the patched kernel, boot it in QEMU, print the capability table.
@@ -19,6 +19,13 @@ check:
 # The kernel suite on the debug kernel (KASAN, lockdep), then the rest.
 check-debug:
 	harness/check.sh --debug
+
+# Before resolving a reliability change: check-debug with the stress
+# program running STRESS_SECONDS per ABI instead of 16 + 4.
+STRESS_SECONDS ?= 240
+check-debug-long:
+	NOWAIT_BOOT_TIMEOUT=5400 NOWAIT_APPEND="NOWAIT_STRESS_SECONDS=$(STRESS_SECONDS) NOWAIT_TEST_TIMEOUT=$$(($(STRESS_SECONDS) * 3 + 300))" \
+		harness/check.sh --debug
 
 # Stock against patched: probe tables and the blocking detector.
 compare:

@@ -60,6 +60,7 @@ struct cfg {
 	bool throttle;
 	bool drop;		/* drop_caches on reset */
 	bool quick;
+	bool prepare;		/* --prepare: only create the data files */
 	double theta;
 	double f1_hit;		/* intended f1 hit ratio */
 	double mix[NCLS];
@@ -743,6 +744,7 @@ struct bare {
 	struct hist pread, nowait;	/* back to back */
 	struct hist paced;	/* at f1's arrival times, from the scheduled arrival */
 	double paced_s;
+	int nowait_errno;	/* why a flagged read failed, e.g. EOPNOTSUPP on stock tmpfs */
 };
 
 /* Cached 16 KiB reads of f1's hot blocks, one thread, nothing else running. */
@@ -777,6 +779,8 @@ static void measure_bare(struct bare *b)
 			t2 = now_ns();
 			if (r == (ssize_t)BS)
 				hist_add(pass == 0 ? &b->pread : &b->nowait, t2 - t1);
+			else if (r < 0 && pass == 1 && !b->nowait_errno)
+				b->nowait_errno = errno;
 			got++;
 			if (++k > 100 * target)
 				break;	/* nothing resident: give up */
@@ -1028,8 +1032,9 @@ static void report_table(struct result *res, const struct bare *b)
 		if (r->have_stats && m != M_POOL)
 			for (int c = 0; c < NCLS; c++)
 				out("           %s: hits %" PRIu64 " misses %" PRIu64 " partials %" PRIu64
-				    " skipped %" PRIu64 " pool_jobs %" PRIu64 "\n", cls_name[c], r->st[c].hits,
-				    r->st[c].misses, r->st[c].partials, r->st[c].skipped, r->st[c].pool_jobs);
+				    " skipped %" PRIu64 " pool_jobs %" PRIu64 " eopnotsupp %" PRIu64 "\n",
+				    cls_name[c], r->st[c].hits, r->st[c].misses, r->st[c].partials,
+				    r->st[c].skipped, r->st[c].pool_jobs, r->st[c].fb_eopnotsupp);
 	}
 
 	out("\nmix mean response time:");
@@ -1039,9 +1044,13 @@ static void report_table(struct result *res, const struct bare *b)
 			if (pool && m != M_POOL)
 				out(" (%+.1f%%)", 100.0 * (ratio(hist_mean(&res[m].h[ALL]), hist_mean(&pool->h[ALL])) - 1));
 		}
-	out("\nbare pread, cached 16 KiB, idle, back to back: p50 %s p99 %s (n=%" PRIu64 "); preadv2(RWF_NOWAIT) p50 %s\n",
+	out("\nbare pread, cached 16 KiB, idle, back to back: p50 %s p99 %s (n=%" PRIu64 "); ",
 	    fmt_ns((double)hist_pct(&b->pread, 50), s[0]), fmt_ns((double)hist_pct(&b->pread, 99), s[1]),
-	    b->pread.n, fmt_ns((double)hist_pct(&b->nowait, 50), s[2]));
+	    b->pread.n);
+	if (b->nowait.n)
+		out("preadv2(RWF_NOWAIT) p50 %s\n", fmt_ns((double)hist_pct(&b->nowait, 50), s[2]));
+	else
+		out("preadv2(RWF_NOWAIT) failed: %s\n", b->nowait_errno ? strerror(b->nowait_errno) : "no hit");
 	out("bare pread paced like the loop (f1's arrivals for %.0f s, from scheduled arrival): p50 %s p99 %s (n=%" PRIu64 ")\n",
 	    b->paced_s, fmt_ns((double)hist_pct(&b->paced, 50), s[0]), fmt_ns((double)hist_pct(&b->paced, 99), s[1]),
 	    b->paced.n);
@@ -1179,6 +1188,7 @@ static void write_json(const char *path, const struct result *res, const struct 
 	json_hist(f, &b->pread);
 	fprintf(f, ", \"preadv2_nowait\": ");
 	json_hist(f, &b->nowait);
+	fprintf(f, ", \"preadv2_nowait_errno\": %d", b->nowait_errno);
 	fprintf(f, ", \"paced_pread\": ");
 	json_hist(f, &b->paced);
 	fprintf(f, "},\n\"modes\": {\n");
@@ -1225,8 +1235,10 @@ static void write_json(const char *path, const struct result *res, const struct 
 						fprintf(f, ", \"wasted_inline_pct\": %.3f", w);
 					fprintf(f, ", \"lib\": {\"hits\": %" PRIu64 ", \"misses\": %" PRIu64
 						", \"partials\": %" PRIu64 ", \"skipped\": %" PRIu64
-						", \"pool_jobs\": %" PRIu64 ", \"fb_enosys\": %" PRIu64 "}",
-						s->hits, s->misses, s->partials, s->skipped, s->pool_jobs, s->fb_enosys);
+						", \"pool_jobs\": %" PRIu64 ", \"fb_enosys\": %" PRIu64
+						", \"fb_eopnotsupp\": %" PRIu64 "}",
+						s->hits, s->misses, s->partials, s->skipped, s->pool_jobs, s->fb_enosys,
+						s->fb_eopnotsupp);
 				}
 			}
 			if (c == ALL && p && m != M_POOL)
@@ -1269,7 +1281,8 @@ static void usage(FILE *f)
 		"  --f1-hit P         intended f1 hit ratio, 0..1 (default 0.90)\n"
 		"  --mib A,B,C        sizes of f1,f2,f3 in MiB (default 256,1024,1024)\n"
 		"  --seed N           schedule seed (default 1)\n"
-		"  --spin-us N        busy-poll this long before each arrival (default 300)\n");
+		"  --spin-us N        busy-poll this long before each arrival (default 300)\n"
+		"  --prepare          create the data files (or check them) and exit\n");
 }
 
 static void parse_modes(const char *s)
@@ -1292,14 +1305,15 @@ static void parse_modes(const char *s)
 int main(int argc, char **argv)
 {
 	enum { O_DIR = 256, O_JSON, O_TXT, O_QUICK, O_DUR, O_RATE, O_UTIL, O_MAXRATE, O_IOPS, O_NOTHR, O_DROP,
-	       O_THREADS, O_MODES, O_THETA, O_F1HIT, O_MIB, O_SEED, O_SPIN, O_HELP };
+	       O_THREADS, O_MODES, O_THETA, O_F1HIT, O_MIB, O_SEED, O_SPIN, O_PREPARE, O_HELP };
 	static const struct option lo[] = {
 		{ "dir", 1, 0, O_DIR }, { "json", 1, 0, O_JSON }, { "txt", 1, 0, O_TXT },
 		{ "quick", 0, 0, O_QUICK }, { "duration", 1, 0, O_DUR }, { "rate", 1, 0, O_RATE },
 		{ "util", 1, 0, O_UTIL }, { "max-rate", 1, 0, O_MAXRATE }, { "iops", 1, 0, O_IOPS }, { "no-throttle", 0, 0, O_NOTHR },
 		{ "drop-caches", 0, 0, O_DROP }, { "threads", 1, 0, O_THREADS }, { "modes", 1, 0, O_MODES },
 		{ "theta", 1, 0, O_THETA }, { "f1-hit", 1, 0, O_F1HIT }, { "mib", 1, 0, O_MIB },
-		{ "seed", 1, 0, O_SEED }, { "spin-us", 1, 0, O_SPIN }, { "help", 0, 0, O_HELP },
+		{ "seed", 1, 0, O_SEED }, { "spin-us", 1, 0, O_SPIN }, { "prepare", 0, 0, O_PREPARE },
+		{ "help", 0, 0, O_HELP },
 		{ 0, 0, 0, 0 },
 	};
 	bool dur_set = false;
@@ -1336,6 +1350,7 @@ int main(int argc, char **argv)
 			break;
 		case O_SEED: cfg.seed = strtoull(optarg, NULL, 0); break;
 		case O_SPIN: cfg.spin_us = (unsigned)atoi(optarg); break;
+		case O_PREPARE: cfg.prepare = true; break;
 		case O_HELP: case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -1369,6 +1384,8 @@ int main(int argc, char **argv)
 	make_file(&files[F1], "f1", cfg.mib[F1]);
 	make_file(&files[F2], "f2", cfg.mib[F2]);
 	make_file(&files[F3], "f3", cfg.mib[F3]);
+	if (cfg.prepare)
+		return 0;
 	devinfo_get(cfg.dir, &dev);
 	if (cfg.throttle && throttle_setup(&thr, cfg.dir, err, sizeof(err)) < 0)
 		die("throttle: %s (run as root, or pass --no-throttle)", err);

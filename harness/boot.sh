@@ -3,7 +3,7 @@
 #
 #   harness/boot.sh KERNEL INITRAMFS JOB LOG [TIMEOUT_S]
 #
-# JOB is check, demo, blockstat or shell. Each filesystem the guest makes
+# JOB is check, demo, blockstat, bench, fuzz or shell (see guest/init). Each filesystem the guest makes
 # gets its own sparse virtio disk; NOWAIT_READ_IOPS, when set, throttles
 # reads from every disk to that many per second, a slow disk that makes
 # every miss and every metadata read expensive. NOWAIT_APPEND adds to the

@@ -29,6 +29,8 @@ guest_suite() {
 	[ ${#kflags[@]} -gt 0 ] && export NOWAIT_MEM=3072 NOWAIT_APPEND="acpi=noirq ${NOWAIT_APPEND:-}"
 	"$NOWAIT_ROOT/harness/boot.sh" "$kernel" "$NOWAIT_OUT/initramfs.cpio" check "$log" "${NOWAIT_BOOT_TIMEOUT:-1200}" || rc=$?
 	awk -f "$NOWAIT_ROOT/harness/tap.awk" "$log" | while read -r line; do record "$line"; done
+	# What the stress program checked, per filesystem and ABI.
+	tr -d '\r' <"$log" | grep -a '^# stress ' | sed 's/^# /  /' >&2 || true
 	case $rc in
 	0) record "PASS guest: clean console, status 0" ;;
 	126) record "FAIL guest: kernel splat in the console (see $log.splats)" ;;
@@ -64,10 +66,39 @@ library_suite() {
 	done
 }
 
+# What a user of the library gets from `make lib-install`: the example
+# built from the staged header, pkg-config file and libraries (shared and
+# static) must hash files as the in-tree build does.
+library_install() {
+	local stage=$NOWAIT_OUT/install-test pc want kind
+	rm -rf "$stage"
+	make -s -C "$NOWAIT_ROOT" lib-install DESTDIR="$stage" PREFIX=/usr >&2 ||
+		{ record "FAIL lib-install: make lib-install"; return 1; }
+	pc=(env PKG_CONFIG_SYSROOT_DIR="$stage" PKG_CONFIG_LIBDIR="$stage/usr/lib/pkgconfig" pkg-config)
+	want=$("$NOWAIT_OUT/lib-plain/examples/nowait-sum" "$NOWAIT_ROOT/README.md" "$NOWAIT_ROOT/Makefile" | head -2)
+	for kind in shared static; do
+		local flags=() exe=$stage/nowait-sum-$kind
+		[ "$kind" = static ] && flags=(--static)
+		# shellcheck disable=SC2046 # pkg-config prints separate words
+		if gcc -std=c11 -Wall -Wextra -Werror -o "$exe" "$NOWAIT_ROOT/examples/nowait-sum.c" 			$("${pc[@]}" --cflags --libs "${flags[@]}" nowait) ${flags:+-static} &&
+			[ "$(LD_LIBRARY_PATH=$stage/usr/lib "$exe" "$NOWAIT_ROOT/README.md" "$NOWAIT_ROOT/Makefile" | head -2)" = "$want" ]; then
+			record "PASS lib-install: example built with pkg-config ($kind) hashes like the tree build"
+		else
+			record "FAIL lib-install: example built with pkg-config ($kind)"
+		fi
+	done
+	if [ -e "$stage/usr/share/man/man3/nowait_read.3" ] && [ -e "$stage/usr/share/man/man7/nowait.7" ]; then
+		record "PASS lib-install: man pages installed"
+	else
+		record "FAIL lib-install: man pages missing"
+	fi
+}
+
 phase "dependencies" "$NOWAIT_ROOT/harness/deps.sh" || { record "FAIL dependencies"; }
 phase "kernel suite in QEMU" guest_suite
 phase "checkpatch" checkpatch_series
 phase "libnowait" library_suite
+phase "libnowait install" library_install
 
 pass=$(grep -c '^PASS' "$results")
 fail=$(grep -c '^FAIL' "$results")

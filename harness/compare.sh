@@ -16,11 +16,6 @@ phase "tools build" make -s -C "$NOWAIT_ROOT/tools" O="$NOWAIT_OUT/tools"
 phase "tests build" make -s -C "$NOWAIT_ROOT/kernel/tests" O="$NOWAIT_OUT/tests"
 phase "initramfs" "$NOWAIT_ROOT/harness/initramfs.sh" "$NOWAIT_OUT/initramfs.cpio"
 
-# json_from LOG OUT: the JSON the guest printed between its markers.
-json_from() {
-	tr -d '\r' <"$1" | sed -n '/^nowait-json: begin/,/^nowait-json: end/p' | sed '1d;$d' >"$2"
-}
-
 for name in stock patched; do
 	flags=()
 	[ "$name" = stock ] && flags=(--stock)

@@ -22,7 +22,7 @@ log=$NOWAIT_OUT/console-demo-$name.log
 phase "boot and probe" "$NOWAIT_ROOT/harness/boot.sh" "$kernel" "$NOWAIT_OUT/initramfs.cpio" demo "$log" 600
 
 json=$NOWAIT_OUT/probe-$name.json
-tr -d '\r' <"$log" | sed -n '/^nowait-json: begin/,/^nowait-json: end/p' | sed '1d;$d' >"$json"
+json_from "$log" "$json"
 echo
 echo "RWF_NOWAIT on $(cat "$NOWAIT_OUT/$name/version"):"
 tr -d '\r' <"$log" | sed -n '/^nowait-demo: begin/,/^nowait-json: begin/p' | sed '1d;$d'

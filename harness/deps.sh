@@ -8,7 +8,7 @@ pkgs=(
 	ccache cpio xz-utils rsync git gcc-multilib
 	qemu-system-x86 busybox-static
 	e2fsprogs xfsprogs btrfs-progs dosfstools exfatprogs
-	liburing-dev fio gnuplot-nox trinity
+	liburing-dev fio gnuplot-nox jq pkgconf python3 trinity
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -30,6 +30,9 @@ done
 cp "$NOWAIT_OUT"/tests/*.x86_64 "$NOWAIT_OUT"/tests/*.i386 "$root/tests/"
 cp "$NOWAIT_OUT"/tools/nowait-* "$root/bin/"
 ln -s nowait-probe.x86_64 "$root/bin/nowait-probe"
+# The benchmark, for the bench job, when harness/bench-guest.sh built it.
+bench=$NOWAIT_OUT/bench/nowait-bench.static
+[ -e "$bench" ] && cp "$bench" "$root/bin/nowait-bench"
 
 (cd "$root" && find . | cpio --quiet -o -H newc) >"$out"
 say "initramfs: $out, $(du -m "$out" | cut -f1) MiB, $(ls "$root/tests" | wc -l) test programs"

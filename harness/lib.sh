@@ -28,3 +28,10 @@ phase() {
 	fi
 	return "$rc"
 }
+
+# json_from LOG OUT [NAME]: the JSON a guest job printed between its markers
+# "nowait-json: begin[ NAME]" and "nowait-json: end".
+json_from() {
+	tr -d '\r' <"$1" | sed -n "/^nowait-json: begin${3:+ $3}\$/,/^nowait-json: end/p" | sed '1d;$d' >"$2"
+	[ -s "$2" ] || { say "no JSON${3:+ for $3} in $1"; return 1; }
+}

@@ -4,6 +4,8 @@
 #                 build/bench/{bench.txt,bench.json,bench.png}
 #   bench-quick   the same with --quick (seconds, for development)
 #   bench-build   build/bench/nowait-bench and the static nowait-bench.static
+#   bench-guest   the benchmark in QEMU on tmpfs and overlayfs, stock kernel
+#                 against patched: build/bench-guest.md, build/bench/guest-*
 #   bench-clean   remove the binaries and results (keeps the data files)
 # BENCH_ARGS adds options, e.g. make bench BENCH_ARGS="--iops 300 --util 0.7".
 
@@ -29,7 +31,7 @@ $(BN_OUT)/nowait-bench.static: $(BN_SRC) $(BN_HDR) $(BN_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(BN_CFLAGS) -static $(BN_SRC) $(BN_LIB) $(BN_LIBS) -o $@
 
-.PHONY: bench bench-quick bench-build bench-clean
+.PHONY: bench bench-quick bench-build bench-guest bench-clean
 bench-build: $(BN_OUT)/nowait-bench $(BN_OUT)/nowait-bench.static
 
 bench: bench-build
@@ -42,9 +44,12 @@ bench-quick: bench-build
 		--txt $(BN_OUT)/bench-quick.txt $(BENCH_ARGS)
 	$(BN_TOP)/bench/plot.sh $(BN_OUT)/bench-quick.json $(BN_OUT)/bench-quick.png
 
+bench-guest:
+	$(BN_TOP)/harness/bench-guest.sh
+
 bench-clean:
 	rm -f $(BN_OUT)/nowait-bench $(BN_OUT)/nowait-bench.static $(BN_OUT)/bench*.json \
-		$(BN_OUT)/bench*.txt $(BN_OUT)/bench*.png
+		$(BN_OUT)/bench*.txt $(BN_OUT)/bench*.png $(BN_OUT)/guest-*
 
 clean: bench-clean
 

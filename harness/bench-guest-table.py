@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""Markdown table of nowait-bench in the guest, stock against patched, from
+the JSON that harness/bench-guest.sh collected."""
+import json
+import sys
+
+out, iops = sys.argv[1], sys.argv[2]
+fs_names = {"tmpfs": "tmpfs (all cached)", "ovl": f"overlayfs, lower on xfs ({iops} reads/s)"}
+
+
+def us(v):
+    return f"{v:.0f}" if v >= 10 else f"{v:.1f}"
+
+
+runs = {}
+for kernel in ("stock", "patched"):
+    for fs in fs_names:
+        with open(f"{out}/guest-{kernel}-{fs}.json") as f:
+            runs[kernel, fs] = json.load(f)
+
+first = runs["stock", "tmpfs"]
+w = first["workload"]
+print(f"### nowait-bench in the guest: {runs['stock', 'tmpfs']['system']['kernel']} (stock) "
+      f"against {runs['patched', 'tmpfs']['system']['kernel']} (patched)\n")
+print(f"MiB {w['mib'][0]}/{w['mib'][1]}/{w['mib'][2]} (f1/f2/f3), {w['duration_s']:.0f} s per mode, "
+      f"pool {w['threads']} threads, QEMU TCG, 2 vCPUs. Latency in µs from the scheduled arrival.\n")
+print("| filesystem | kernel | req/s | mode | f1 p50 | f1 p99 | mix p50 | mix mean | mean vs pool "
+      "| f1 inline hits | EOPNOTSUPP fallbacks |")
+print("|---" * 11 + "|")
+for fs, fs_label in fs_names.items():
+    for kernel in ("stock", "patched"):
+        r = runs[kernel, fs]
+        for mode, m in r["modes"].items():
+            f1, mix = m["classes"]["f1"], m["classes"]["all"]
+            lib = f1.get("lib")
+            vs = mix.get("mean_vs_pool")
+            hits = lib["hits"] if lib and mode != "pool" else "-"
+            eop = sum(m["classes"][c].get("lib", {}).get("fb_eopnotsupp", 0)
+                      for c in ("f1", "f2", "f3")) if lib and mode != "pool" else "-"
+            print(f"| {fs_label} | {kernel} | {r['workload']['rate']:.0f} | {mode} "
+                  f"| {us(f1['lat']['p50_us'])} | {us(f1['lat']['p99_us'])} "
+                  f"| {us(mix['lat']['p50_us'])} | {us(mix['lat']['mean_us'])} "
+                  f"| {'-' if vs is None or mode == 'pool' else f'{vs:.2f}'} | {hits} | {eop} |")
