@@ -65,7 +65,8 @@ static const char *const op_name[NOPS] = {
 	"write", "truncate", "punch", "collapse", "fallocate" };
 
 struct stats {
-	long reads, bytes, exact, hits, short_reads, eagain, eagain_eof;
+	long reads, exact, hits, short_reads, eagain, eagain_eof;
+	long long bytes;	/* past 2 GiB in a long run of the i386 build */
 	long ops[NOPS], drops, hogs, reclaims, mismatches;
 };
 
@@ -339,7 +340,7 @@ static void read_once(struct state *s, uint64_t *r, unsigned char *buf,
 			      (intmax_t)off);
 	}
 	count(&s->st.reads, 1);
-	count(&s->st.bytes, n + m);
+	__atomic_add_fetch(&s->st.bytes, n + m, __ATOMIC_RELAXED);
 }
 
 static void *reader(void *arg)
@@ -469,6 +470,14 @@ FIXTURE_TEARDOWN_PARENT(stress)
 		rmdir(self->cg);
 }
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
 static int budget(void)
 {
 	const char *e = getenv("NOWAIT_STRESS_SECONDS");
@@ -484,6 +493,7 @@ TEST_F_TIMEOUT(stress, mixed, 3600)
 	bool guest = nowait_in_guest();
 	pthread_t th[5];
 	int nth = 0, ms = budget() * 1000 / NFS;
+	long long t0, t_loop, t_writers;
 	long swapped, exact;
 	struct state *s;
 
@@ -535,15 +545,23 @@ TEST_F_TIMEOUT(stress, mixed, 3600)
 		pthread_create(&th[nth++], NULL, pressure, s);
 	for (int i = 0; i < 2; i++)
 		pthread_create(&th[nth++], NULL, writer, s);
-	for (int t = 0; t < ms && !s->st.mismatches; t += 250) {
+	/*
+	 * A wall-clock deadline: on the debug kernel one writer's operation
+	 * can hold wlock for seconds, and counting 250 ms steps overran the
+	 * budget several times over.
+	 */
+	t0 = now_ms();
+	while (now_ms() - t0 < ms && !s->st.mismatches) {
 		usleep(225000);
 		pthread_mutex_lock(&s->wlock);
 		usleep(25000);
 		pthread_mutex_unlock(&s->wlock);
 	}
+	t_loop = now_ms();
 	s->stop_writers = true;
 	for (int i = nth - 2; i < nth; i++)
 		pthread_join(th[i], NULL);
+	t_writers = now_ms();
 	exact = __atomic_load_n(&s->st.exact, __ATOMIC_RELAXED);
 	for (int t = 0; t < 5000 && (t < 200 ||
 	     __atomic_load_n(&s->st.exact, __ATOMIC_RELAXED) < exact + 4); t += 10)
@@ -554,8 +572,11 @@ TEST_F_TIMEOUT(stress, mixed, 3600)
 	if (guest)	/* back to the root, so that the parent can rmdir it */
 		nowait_write_file(CGROOT "/cgroup.procs", "0");
 	swapped = vmstat("pswpout") - swapped;
+	printf("# stress %s/%s: %lld ms with writers (budget %d), %lld ms to stop them, %lld ms to stop the readers\n",
+	       variant->fs.dir, ABI, t_loop - t0, ms, t_writers - t_loop,
+	       now_ms() - t_writers);
 
-	printf("# stress %s/%s: %ld reads checked (%ld MiB), %ld exact; NOWAIT: %ld whole, %ld short, %ld EAGAIN (%ld of them at or past EOF); "
+	printf("# stress %s/%s: %ld reads checked (%lld MiB), %ld exact; NOWAIT: %ld whole, %ld short, %ld EAGAIN (%ld of them at or past EOF); "
 	       "ops: %ld write, %ld truncate, %ld punch, %ld collapse, %ld fallocate; %ld drop_caches, %ld memory.max fills, %ld memory.reclaim, %ld pages swapped out; %ld mismatches\n",
 	       variant->fs.dir, ABI, s->st.reads, s->st.bytes >> 20,
 	       s->st.exact, s->st.hits, s->st.short_reads, s->st.eagain,
