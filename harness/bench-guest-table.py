@@ -20,8 +20,7 @@ for kernel in ("stock", "patched"):
 
 first = runs["stock", "tmpfs"]
 w = first["workload"]
-print(f"### nowait-bench in the guest: {runs['stock', 'tmpfs']['system']['kernel']} (stock) "
-      f"against {runs['patched', 'tmpfs']['system']['kernel']} (patched)\n")
+print(f"### nowait-bench in the guest ({first['system']['kernel']}), stock tree against patched\n")
 print(f"MiB {w['mib'][0]}/{w['mib'][1]}/{w['mib'][2]} (f1/f2/f3), {w['duration_s']:.0f} s per mode, "
       f"pool {w['threads']} threads, QEMU TCG, 2 vCPUs. Latency in µs from the scheduled arrival.\n")
 print("| filesystem | kernel | req/s | mode | f1 p50 | f1 p99 | mix p50 | mix mean | mean vs pool "
