@@ -1464,7 +1464,6 @@ int main(int argc, char **argv)
 		out("  %-55s %-40s %s\n", tg[i].what, tg[i].value, verdict(tg[i].ok));
 	out("load average: start %.2f %.2f %.2f, end %.2f %.2f %.2f\n", load0[0], load0[1], load0[2], load1[0],
 	    load1[1], load1[2]);
-	(void)s;
 	if (cfg.json)
 		write_json(cfg.json, res, &bare, &cal, &dev, load0, load1, tg, nt);
 	if (txt_out)

@@ -16,14 +16,10 @@ iops=${NOWAIT_READ_IOPS:-200}
 bench_args=${NOWAIT_BENCH_ARGS:---duration 10}
 phase "dependencies" "$NOWAIT_ROOT/harness/deps.sh"
 phase "benchmark build" make -s -C "$NOWAIT_ROOT" bench-build
-phase "tools build" make -s -C "$NOWAIT_ROOT/tools" O="$NOWAIT_OUT/tools"
-phase "tests build" make -s -C "$NOWAIT_ROOT/kernel/tests" O="$NOWAIT_OUT/tests"
-phase "initramfs" "$NOWAIT_ROOT/harness/initramfs.sh" "$NOWAIT_OUT/initramfs.cpio"
+guest_image
 
 for name in stock patched; do
-	flags=()
-	[ "$name" = stock ] && flags=(--stock)
-	kernel=$(phase "kernel build ($name)" "$NOWAIT_ROOT/harness/kernel.sh" "${flags[@]}")
+	kernel=$(kernel_tree "$name")
 	log=$NOWAIT_OUT/console-bench-$name.log
 	# The benchmark's arguments travel as an environment variable of init;
 	# the kernel splits its command line at spaces, so they use commas.

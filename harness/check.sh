@@ -20,9 +20,7 @@ record() { printf '%s\n' "$*" >>"$results"; printf '%s\n' "$*"; }
 guest_suite() {
 	local kernel log=$NOWAIT_OUT/console-check.log rc=0
 	kernel=$("$NOWAIT_ROOT/harness/kernel.sh" "${kflags[@]}") || { record "FAIL kernel: build"; return 1; }
-	make -s -C "$NOWAIT_ROOT/kernel/tests" O="$NOWAIT_OUT/tests" >&2 || { record "FAIL tests: build"; return 1; }
-	make -s -C "$NOWAIT_ROOT/tools" O="$NOWAIT_OUT/tools" >&2 || { record "FAIL probe: build"; return 1; }
-	"$NOWAIT_ROOT/harness/initramfs.sh" "$NOWAIT_OUT/initramfs.cpio" || { record "FAIL initramfs"; return 1; }
+	guest_image >&2 || { record "FAIL guest image: tools, tests or initramfs (see above)"; return 1; }
 	# The debug kernel is slow enough under TCG that ACPI's interrupt routing
 	# methods hit the AML loop timeout (30 s per device, and no IRQ at the
 	# end): route PCI interrupts from the BIOS tables instead.

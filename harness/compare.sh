@@ -12,14 +12,10 @@ set -euo pipefail
 
 iops=${NOWAIT_READ_IOPS:-200}
 phase "dependencies" "$NOWAIT_ROOT/harness/deps.sh"
-phase "tools build" make -s -C "$NOWAIT_ROOT/tools" O="$NOWAIT_OUT/tools"
-phase "tests build" make -s -C "$NOWAIT_ROOT/kernel/tests" O="$NOWAIT_OUT/tests"
-phase "initramfs" "$NOWAIT_ROOT/harness/initramfs.sh" "$NOWAIT_OUT/initramfs.cpio"
+guest_image
 
 for name in stock patched; do
-	flags=()
-	[ "$name" = stock ] && flags=(--stock)
-	kernel=$(phase "kernel build ($name)" "$NOWAIT_ROOT/harness/kernel.sh" "${flags[@]}")
+	kernel=$(kernel_tree "$name")
 	log=$NOWAIT_OUT/console-probe-$name.log
 	phase "probe ($name)" "$NOWAIT_ROOT/harness/boot.sh" "$kernel" "$NOWAIT_OUT/initramfs.cpio" demo "$log" 600
 	json_from "$log" "$NOWAIT_OUT/probe-$name.json"

@@ -8,16 +8,12 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-kflags=()
-[ "${1:-}" = --stock ] && kflags=(--stock)
+name=patched
+[ "${1:-}" = --stock ] && name=stock
 
 phase "dependencies" "$NOWAIT_ROOT/harness/deps.sh"
-kernel=$(phase "kernel build" "$NOWAIT_ROOT/harness/kernel.sh" "${kflags[@]}")
-name=$(basename "$(dirname "$kernel")")
-phase "probe build" make -s -C "$NOWAIT_ROOT/tools" O="$NOWAIT_OUT/tools"
-# The initramfs wants the test programs too; the demo boots the same image as the tests.
-phase "tests build" make -s -C "$NOWAIT_ROOT/kernel/tests" O="$NOWAIT_OUT/tests"
-phase "initramfs" "$NOWAIT_ROOT/harness/initramfs.sh" "$NOWAIT_OUT/initramfs.cpio"
+kernel=$(kernel_tree "$name")
+guest_image
 log=$NOWAIT_OUT/console-demo-$name.log
 phase "boot and probe" "$NOWAIT_ROOT/harness/boot.sh" "$kernel" "$NOWAIT_OUT/initramfs.cpio" demo "$log" 600
 

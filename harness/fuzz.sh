@@ -10,9 +10,7 @@ set -euo pipefail
 calls=${1:-20000}
 phase "dependencies" "$NOWAIT_ROOT/harness/deps.sh"
 kernel=$(phase "kernel build (debug)" "$NOWAIT_ROOT/harness/kernel.sh" --debug)
-phase "tools build" make -s -C "$NOWAIT_ROOT/tools" O="$NOWAIT_OUT/tools"
-phase "tests build" make -s -C "$NOWAIT_ROOT/kernel/tests" O="$NOWAIT_OUT/tests"
-phase "initramfs" "$NOWAIT_ROOT/harness/initramfs.sh" "$NOWAIT_OUT/initramfs.cpio"
+guest_image
 log=$NOWAIT_OUT/console-fuzz.log
 rc=0
 # acpi=noirq: see check.sh --debug

@@ -35,3 +35,18 @@ json_from() {
 	tr -d '\r' <"$1" | sed -n "/^nowait-json: begin${3:+ $3}\$/,/^nowait-json: end/p" | sed '1d;$d' >"$2"
 	[ -s "$2" ] || { say "no JSON${3:+ for $3} in $1"; return 1; }
 }
+
+# guest_image: build the tools and test programs and pack the initramfs that
+# every guest job boots (harness/guest/init picks the job).
+guest_image() {
+	phase "tools build" make -s -C "$NOWAIT_ROOT/tools" O="$NOWAIT_OUT/tools" &&
+		phase "tests build" make -s -C "$NOWAIT_ROOT/kernel/tests" O="$NOWAIT_OUT/tests" &&
+		phase "initramfs" "$NOWAIT_ROOT/harness/initramfs.sh" "$NOWAIT_OUT/initramfs.cpio"
+}
+
+# kernel_tree stock|patched: build that tree; prints the path of its bzImage.
+kernel_tree() {
+	local flags=()
+	[ "$1" = stock ] && flags=(--stock)
+	phase "kernel build ($1)" "$NOWAIT_ROOT/harness/kernel.sh" "${flags[@]}"
+}

@@ -192,16 +192,27 @@ TEST_F(uring, cached_read_completes_in_submit)
 	NOWAIT_ASSERT_PATTERN(self->buf, self->len, 0, self->f.seed);
 }
 
+/*
+ * Evict the whole file and read it through the ring with @flags; *res is
+ * the completion's. The caller skips first where nothing can be evicted.
+ */
+static void read_evicted(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(uring) *self, __kernel_rwf_t flags,
+			 int *res)
+{
+	NOWAIT_EVICT(self->f.fd);
+	NOWAIT_ASSERT_RESIDENCY(self->f.fd, "....");
+	ASSERT_EQ(0, ring_read(&self->ring, self->f.fd, self->buf,
+			       (unsigned int)self->len, 0, flags));
+	ASSERT_TRUE(ring_reap(&self->ring, true, res));
+}
+
 TEST_F(uring, miss_is_read_by_a_worker)
 {
 	int res = 0;
 
 	NOWAIT_NEED_EVICTABLE(&self->f);
-	NOWAIT_EVICT(self->f.fd);
-	NOWAIT_ASSERT_RESIDENCY(self->f.fd, "....");
-	ASSERT_EQ(0, ring_read(&self->ring, self->f.fd, self->buf,
-			       (unsigned int)self->len, 0, 0));
-	ASSERT_TRUE(ring_reap(&self->ring, true, &res));
+	read_evicted(_metadata, self, 0, &res);
 	ASSERT_EQ((int)self->len, res) TH_LOG("res %d", res);
 	NOWAIT_ASSERT_PATTERN(self->buf, self->len, 0, self->f.seed);
 }
@@ -211,11 +222,7 @@ TEST_F(uring, nowait_miss_is_eagain)
 	int res = 0;
 
 	NOWAIT_NEED_EVICTABLE(&self->f);
-	NOWAIT_EVICT(self->f.fd);
-	NOWAIT_ASSERT_RESIDENCY(self->f.fd, "....");
-	ASSERT_EQ(0, ring_read(&self->ring, self->f.fd, self->buf,
-			       (unsigned int)self->len, 0, RWF_NOWAIT));
-	ASSERT_TRUE(ring_reap(&self->ring, true, &res));
+	read_evicted(_metadata, self, RWF_NOWAIT, &res);
 	ASSERT_EQ(-EAGAIN, res) TH_LOG("res %d", res);
 }
 
