@@ -143,48 +143,6 @@ static int dm_set_table(FIXTURE_DATA(eio) *self, bool error)
 
 /* ---- setup: image, loop, dm, mkfs, mount, the file ---- */
 
-static int loop_attach(const char *img)
-{
-	char dev[64];
-	int ctl, n, fd = -1, bfd;
-
-	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
-	if (ctl < 0)
-		return -1;
-	n = ioctl(ctl, LOOP_CTL_GET_FREE);
-	close(ctl);
-	if (n < 0)
-		return -1;
-	snprintf(dev, sizeof(dev), "/dev/loop%d", n);
-	for (int i = 0; i < 100 && fd < 0; i++) {	/* devtmpfs makes the node */
-		fd = open(dev, O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			nowait_msleep(10);
-	}
-	bfd = open(img, O_RDWR | O_CLOEXEC);
-	if (fd < 0 || bfd < 0 || ioctl(fd, LOOP_SET_FD, bfd)) {
-		n = -1;
-	}
-	if (bfd >= 0)
-		close(bfd);
-	if (fd >= 0)
-		close(fd);
-	return n;
-}
-
-static void loop_detach(int n)
-{
-	char dev[64];
-	int fd;
-
-	snprintf(dev, sizeof(dev), "/dev/loop%d", n);
-	fd = open(dev, O_RDWR | O_CLOEXEC);
-	if (fd >= 0) {
-		ioctl(fd, LOOP_CLR_FD, 0);
-		close(fd);
-	}
-}
-
 /* Where the file's data lies on the device, in sectors, sorted. */
 static bool file_extents(FIXTURE_DATA(eio) *self, char *why, size_t n)
 {
@@ -245,7 +203,7 @@ FIXTURE_SETUP(eio)
 	ASSERT_EQ(0, ftruncate(fd, variant->fs.dev_size));
 	close(fd);
 	self->dev_sectors = (uint64_t)variant->fs.dev_size >> 9;
-	self->loop = loop_attach(self->img);
+	self->loop = nowait_loop_attach(self->img);
 	ASSERT_LE(0, self->loop) TH_LOG("loop: %s", nowait_errname(errno));
 
 	snprintf(self->dm_name, sizeof(self->dm_name), "nowait-eio-%d", getpid());
@@ -291,7 +249,7 @@ FIXTURE_TEARDOWN_PARENT(eio)
 		dm_ioctl(DM_DEV_REMOVE, &r);
 	}
 	if (self->loop >= 0)
-		loop_detach(self->loop);
+		nowait_loop_detach(self->loop);
 	if (self->img[0])
 		unlink(self->img);
 }

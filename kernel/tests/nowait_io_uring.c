@@ -11,6 +11,13 @@
  * no worker is created; a miss still goes to a worker and returns the
  * data; RWF_NOWAIT in the SQE makes a miss complete with -EAGAIN.
  *
+ * A miss must not sleep in the submitter either. On ext4, xfs and btrfs
+ * (FOP_BUFFER_RASYNC) io_uring retries a failed IOCB_NOWAIT attempt at once
+ * with IOCB_WAITQ, and that retry used to submit the readahead itself,
+ * sleeping inside io_uring_enter() on extent reads and request slots; the
+ * series queues the readahead once, from the first attempt, and the retry
+ * goes to io-wq.
+ *
  * The ring is driven by raw syscalls, so the same code runs as x86_64 and
  * as i386 (the compat entry points).
  */
@@ -224,6 +231,42 @@ TEST_F(uring, nowait_miss_is_eagain)
 	NOWAIT_NEED_EVICTABLE(&self->f);
 	read_evicted(_metadata, self, RWF_NOWAIT, &res);
 	ASSERT_EQ(-EAGAIN, res) TH_LOG("res %d", res);
+}
+
+/*
+ * A cold read sleeps 0 times inside io_uring_enter(). The first miss makes
+ * the io-wq worker, which may allocate and so sleep; the measured ones after
+ * it find the worker there.
+ */
+#define COLD_SUBMITS 5
+
+TEST_F(uring, miss_does_not_sleep_in_submit)
+{
+	int res = 0, slept_calls = 0;
+
+	NOWAIT_NEED_EVICTABLE(&self->f);
+	read_evicted(_metadata, self, 0, &res);
+	ASSERT_EQ((int)self->len, res) TH_LOG("warm-up: res %d", res);
+	for (int i = 0; i < COLD_SUBMITS; i++) {
+		bool slept;
+		int r;
+
+		NOWAIT_EVICT(self->f.fd);
+		NOWAIT_ASSERT_RESIDENCY(self->f.fd, "....");
+		memset(self->buf, 0, self->len);
+		r = NOWAIT_MEASURE(slept, ring_read(&self->ring, self->f.fd,
+						    self->buf,
+						    (unsigned int)self->len,
+						    0, 0));
+		ASSERT_EQ(0, r) TH_LOG("submit: %s", nowait_errname(-r));
+		slept_calls += slept;
+		ASSERT_TRUE(ring_reap(&self->ring, true, &res));
+		ASSERT_EQ((int)self->len, res) TH_LOG("res %d", res);
+		NOWAIT_ASSERT_PATTERN(self->buf, self->len, 0, self->f.seed);
+	}
+	EXPECT_EQ(0, slept_calls)
+		TH_LOG("%d of %d cold reads slept inside io_uring_enter()",
+		       slept_calls, COLD_SUBMITS);
 }
 
 TEST_HARNESS_MAIN

@@ -26,6 +26,9 @@
 #include "kselftest_harness.h"
 #include "nowait_test.h"
 
+#include <sys/mount.h>
+#include <sys/xattr.h>
+
 /* 8 full pages and a partial ninth, so EOF is not page aligned. */
 #define FILE_PAGES 8
 #define FILE_TAIL 123
@@ -396,12 +399,34 @@ TEST_F(nwread, hole_at_end_reads_zeros)
 }
 
 /*
+ * The progress guarantee: a range that gave EAGAIN to a flagged read is
+ * served from the cache to the next flagged read once a blocking read of it
+ * has completed, so a loop that retries with the flag after its thread pool
+ * read the data never spins.
+ */
+TEST_F(nwread, served_after_a_blocking_read)
+{
+	const size_t len = (size_t)self->size;
+
+	set_residency(_metadata, self, ".........");
+	NOWAIT_ASSERT_ERRNO(NOWAIT_PREAD(self->f.fd, self->buf, len, 0),
+			    EAGAIN);
+	ASSERT_EQ(self->size, pread(self->f.fd, self->buf, len, 0));
+	memset(self->buf, 0, len);
+	ASSERT_EQ(self->size, NOWAIT_PREAD(self->f.fd, self->buf, len, 0))
+		TH_LOG("after a blocking read of the same range: errno %s",
+		       nowait_errname(errno));
+	NOWAIT_ASSERT_PATTERN(self->buf, len, 0, self->f.seed);
+}
+
+/*
  * An overlay file opened before it was copied up still holds its lower
- * real file, and every read through it first opens the upper one
+ * real file. The first read after the copy up has to open the upper one
  * (ovl_real_fdget_meta()), which can block: for a NOWAIT read that is
- * EAGAIN, without sleeping, even when the data is cached. A blocking read
- * on the same fd sees the upper layer's new bytes, and a file opened after
- * the copy up reads the upper file directly, NOWAIT included.
+ * EAGAIN, without sleeping. A blocking read on the same fd opens it, keeps
+ * it, and sees the upper layer's new bytes; from then on a NOWAIT read on
+ * that fd is served from the upper file's cache (the progress guarantee),
+ * as it is for a file opened after the copy up.
  */
 FIXTURE(ovlcopy) {
 	struct nowait_tfile f;
@@ -431,7 +456,7 @@ FIXTURE_TEARDOWN_PARENT(ovlcopy)
 	nowait_tfile_remove(&self->f);
 }
 
-TEST_F(ovlcopy, copied_up_after_open_eagain)
+TEST_F(ovlcopy, copied_up_after_open_served_after_a_blocking_read)
 {
 	const size_t len = (size_t)self->size;
 	const uint32_t seed2 = self->f.seed + 1;
@@ -452,6 +477,11 @@ TEST_F(ovlcopy, copied_up_after_open_eagain)
 			    EAGAIN);
 	ASSERT_EQ(self->size, pread(self->f.fd, self->buf, len, 0));
 	NOWAIT_ASSERT_PATTERN(self->buf, len, 0, seed2);
+	memset(self->buf, 0, len);
+	ASSERT_EQ(self->size, NOWAIT_PREAD(self->f.fd, self->buf, len, 0))
+		TH_LOG("the fd opened before the copy up, after a blocking read: errno %s",
+		       nowait_errname(errno));
+	NOWAIT_ASSERT_PATTERN(self->buf, len, 0, seed2);
 
 	fd = open(self->top, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, fd);
@@ -460,6 +490,97 @@ TEST_F(ovlcopy, copied_up_after_open_eagain)
 		TH_LOG("opened after the copy up: errno %s",
 		       nowait_errname(errno));
 	NOWAIT_ASSERT_PATTERN(self->buf, len, 0, seed2);
+	close(fd);
+}
+
+/*
+ * A metacopy file (an upper inode with the lower file's data, as every file
+ * of a composefs image is): its data is looked up, and verified, when the
+ * file is opened, so a NOWAIT read of cached data is a hit. The overlay is
+ * made here, on tmpfs, with metacopy=on; chmod copies up the metadata only.
+ */
+#define OVLMETA_PAGES 4
+
+FIXTURE(ovlmeta) {
+	char base[64];
+	char dir[96];
+	bool mounted;
+	unsigned char *buf;
+	size_t len;
+};
+
+FIXTURE_SETUP(ovlmeta)
+{
+	char lower[96], upper[96], work[96], opts[512], path[160];
+	char meta[8];
+	int fd;
+
+	if (!nowait_in_guest())
+		SKIP(return, "mounts an overlay: the test guest only");
+	snprintf(self->base, sizeof(self->base), "/tmp/ovlmeta-%d",
+		 (int)getpid());
+	snprintf(lower, sizeof(lower), "%s/lower", self->base);
+	snprintf(upper, sizeof(upper), "%s/upper", self->base);
+	snprintf(work, sizeof(work), "%s/work", self->base);
+	snprintf(self->dir, sizeof(self->dir), "%s/merged", self->base);
+	ASSERT_EQ(0, mkdir(self->base, 0700));
+	ASSERT_EQ(0, mkdir(lower, 0700));
+	ASSERT_EQ(0, mkdir(upper, 0700));
+	ASSERT_EQ(0, mkdir(work, 0700));
+	ASSERT_EQ(0, mkdir(self->dir, 0700));
+
+	self->len = OVLMETA_PAGES * nowait_page();
+	snprintf(path, sizeof(path), "%s/file", lower);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, nowait_write_pattern(fd, 0, self->len, 7));
+	close(fd);
+
+	snprintf(opts, sizeof(opts),
+		 "lowerdir=%s,upperdir=%s,workdir=%s,metacopy=on", lower,
+		 upper, work);
+	ASSERT_EQ(0, mount("overlay", self->dir, "overlay", 0, opts))
+		TH_LOG("setup: mount overlay %s: %s", opts,
+		       nowait_errname(errno));
+	self->mounted = true;
+
+	snprintf(path, sizeof(path), "%s/file", self->dir);
+	ASSERT_EQ(0, chmod(path, 0600));
+	snprintf(path, sizeof(path), "%s/file", upper);
+	ASSERT_LE(0, getxattr(path, "trusted.overlay.metacopy", meta,
+			      sizeof(meta)))
+		TH_LOG("setup: chmod did not make a metacopy upper file: %s",
+		       nowait_errname(errno));
+	self->buf = malloc(self->len);
+	ASSERT_NE(NULL, self->buf);
+	memset(self->buf, 0, self->len);
+}
+
+FIXTURE_TEARDOWN_PARENT(ovlmeta)
+{
+	char cmd[128];
+
+	if (self->mounted)
+		umount2(self->dir, MNT_DETACH);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", self->base);
+	if (system(cmd))
+		fprintf(stderr, "# teardown: %s failed\n", cmd);
+}
+
+TEST_F(ovlmeta, metacopy_cached_read_hits)
+{
+	char path[160];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/file", self->dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ((ssize_t)self->len, pread(fd, self->buf, self->len, 0));
+	memset(self->buf, 0, self->len);
+	ASSERT_EQ((ssize_t)self->len, NOWAIT_PREAD(fd, self->buf, self->len, 0))
+		TH_LOG("a cached read of a metacopy file: errno %s",
+		       nowait_errname(errno));
+	NOWAIT_ASSERT_PATTERN(self->buf, self->len, 0, 7);
 	close(fd);
 }
 

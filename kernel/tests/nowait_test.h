@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -25,6 +26,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/loop.h>
 #include <linux/magic.h>
 
 /*
@@ -839,6 +841,52 @@ static inline void nowait_tfile_remove(const struct nowait_tfile *t)
 {
 	if (t->path[0])
 		unlink(t->path);
+}
+
+/*
+ * Attach @img to a free loop device and return its number, or -1. The
+ * device node appears in devtmpfs shortly after LOOP_CTL_GET_FREE made the
+ * device, so its open is retried for up to a second.
+ */
+static inline int nowait_loop_attach(const char *img)
+{
+	char dev[64];
+	int ctl, n, fd = -1, bfd;
+
+	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	if (ctl < 0)
+		return -1;
+	n = ioctl(ctl, LOOP_CTL_GET_FREE);
+	close(ctl);
+	if (n < 0)
+		return -1;
+	snprintf(dev, sizeof(dev), "/dev/loop%d", n);
+	for (int i = 0; i < 100 && fd < 0; i++) {	/* devtmpfs makes the node */
+		fd = open(dev, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			nowait_msleep(10);
+	}
+	bfd = open(img, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || bfd < 0 || ioctl(fd, LOOP_SET_FD, bfd))
+		n = -1;
+	if (bfd >= 0)
+		close(bfd);
+	if (fd >= 0)
+		close(fd);
+	return n;
+}
+
+static inline void nowait_loop_detach(int n)
+{
+	char dev[64];
+	int fd;
+
+	snprintf(dev, sizeof(dev), "/dev/loop%d", n);
+	fd = open(dev, O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		ioctl(fd, LOOP_CLR_FD, 0);
+		close(fd);
+	}
 }
 
 /* ---- kselftest_harness glue: these expand only inside the tests. ---- */

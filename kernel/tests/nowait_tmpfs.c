@@ -7,7 +7,9 @@
  * prefix), and neither a swap-in nor an allocation happens in the caller:
  * a worker swaps the missed page in, so that the retry finds it in memory;
  * a hole, and a page fallocated but never written, read as zeros, with no
- * EAGAIN, as they do for a blocking read. fadvise cannot evict shmem, so
+ * EAGAIN, as they do for a blocking read. A cached page is read without its
+ * folio lock, as filemap_read() reads one, so a writer or a fault holding
+ * the lock does not turn a hit into EAGAIN. fadvise cannot evict shmem, so
  * the misses here are real swap-outs (nowait_shmem_residency()): they need
  * an active swap area and the cgroup2 memory controller, and skip without.
  */
@@ -206,6 +208,60 @@ TEST_F(shm, holes_read_zeros_without_any_read)
 			TH_LOG("offset %jd (%s)", (intmax_t)i,
 			       hole ? "hole" : "data");
 	}
+}
+
+/*
+ * A cached page is a hit while another process holds its folio lock: here a
+ * writer rewriting the page with its own bytes, which holds the lock from
+ * shmem_write_begin() to shmem_write_end(). A trylock of the folio made a
+ * share of these reads fail with EAGAIN (seen once in a whole-suite run as
+ * "cached page: errno EAGAIN"); a reference is all an uptodate folio needs.
+ */
+#define LOCKED_READS 20000
+
+TEST_F(shm, hit_while_a_writer_holds_the_folio_lock)
+{
+	volatile int *stop = mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE,
+				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	unsigned long eagain = 0, writes = 0;
+	unsigned char *page = malloc(self->pg);
+	int status;
+	pid_t pid;
+
+	ASSERT_NE(MAP_FAILED, stop);
+	ASSERT_NE(NULL, page);
+	nowait_fill(page, self->pg, 0, self->f.seed);
+	*stop = 0;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		while (!*stop) {
+			if (pwrite(self->f.wfd, page, self->pg, 0) !=
+			    (ssize_t)self->pg)
+				_exit(2);
+			writes++;
+		}
+		_exit(writes ? 0 : 3);
+	}
+	for (int i = 0; i < LOCKED_READS; i++) {
+		ssize_t r = NOWAIT_PREAD(self->f.fd, self->buf, self->pg, 0);
+
+		if (r < 0 && errno == EAGAIN) {
+			eagain++;
+			continue;
+		}
+		ASSERT_EQ((ssize_t)self->pg, r)
+			TH_LOG("read %d: errno %s", i, nowait_errname(errno));
+		NOWAIT_ASSERT_PATTERN(self->buf, self->pg, 0, self->f.seed);
+	}
+	*stop = 1;
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("the writer failed: status %#x", status);
+	EXPECT_EQ(0, eagain)
+		TH_LOG("%lu of %d reads of a cached page failed with EAGAIN beside a writer",
+		       eagain, LOCKED_READS);
+	free(page);
 }
 
 TEST_HARNESS_MAIN

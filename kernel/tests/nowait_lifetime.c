@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What a NOWAIT miss leaves behind: nothing that outlives the syscall.
+ *
+ * A flagged read that misses hands its readahead to a worker. If that work
+ * held the struct file, close() would no longer end the file: its flock()
+ * lock, ->release() and fsnotify close event would wait for the worker, and
+ * umount would fail with EBUSY until the worker dropped it. The series'
+ * deferred work holds only the inode, and umount waits for it. So, right
+ * after a miss and close(): another open file takes the lock at once, and
+ * the filesystem unmounts at the first try.
+ *
+ * Each case gets a filesystem of its own on a loop device over an image in
+ * /tmp, so that it can unmount it: ext2, and ext4 without extents (block
+ * maps, as in the report that found this), and ext4.
+ */
+#include "kselftest_harness.h"
+#include "nowait_test.h"
+
+#include <sys/file.h>
+#include <sys/mount.h>
+
+#define IMAGE_MB 32
+#define FILE_PAGES 64
+
+FIXTURE(lifetime) {
+	char image[64];
+	char dir[64];
+	char path[96];
+	char loopdev[32];
+	int loop;		/* loop device number, -1 if none */
+	bool mounted;
+	unsigned char *buf;
+	size_t len;
+};
+
+FIXTURE_VARIANT(lifetime) {
+	const char *type;	/* for mount(2) */
+	const char *mkfs;	/* the command, before the image's path */
+};
+
+FIXTURE_VARIANT_ADD(lifetime, ext2) {
+	.type = "ext2", .mkfs = "mkfs.ext2 -q -F",
+};
+FIXTURE_VARIANT_ADD(lifetime, ext4_blockmap) {
+	.type = "ext4", .mkfs = "mkfs.ext4 -q -F -O ^extents,^64bit",
+};
+FIXTURE_VARIANT_ADD(lifetime, ext4) {
+	.type = "ext4", .mkfs = "mkfs.ext4 -q -F",
+};
+
+FIXTURE_SETUP(lifetime)
+{
+	char cmd[256];
+	int fd;
+
+	self->loop = -1;
+	if (!nowait_in_guest())
+		SKIP(return, "makes and mounts filesystems: the test guest only");
+	snprintf(self->image, sizeof(self->image), "/tmp/lifetime-%d.img",
+		 (int)getpid());
+	snprintf(self->dir, sizeof(self->dir), "/tmp/lifetime-%d", (int)getpid());
+	snprintf(self->path, sizeof(self->path), "%s/file", self->dir);
+	fd = open(self->image, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, (off_t)IMAGE_MB << 20));
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "%s %s >/dev/null 2>&1", variant->mkfs,
+		 self->image);
+	ASSERT_EQ(0, system(cmd)) TH_LOG("setup: %s failed", cmd);
+	ASSERT_EQ(0, mkdir(self->dir, 0700));
+	self->loop = nowait_loop_attach(self->image);
+	ASSERT_LE(0, self->loop) TH_LOG("setup: loop device: %s",
+					nowait_errname(errno));
+	snprintf(self->loopdev, sizeof(self->loopdev), "/dev/loop%d",
+		 self->loop);
+	ASSERT_EQ(0, mount(self->loopdev, self->dir, variant->type, 0, NULL))
+		TH_LOG("setup: mount %s: %s", variant->type,
+		       nowait_errname(errno));
+	self->mounted = true;
+
+	self->len = FILE_PAGES * nowait_page();
+	self->buf = malloc(self->len);
+	ASSERT_NE(NULL, self->buf);
+	memset(self->buf, 0, self->len);
+	fd = open(self->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, nowait_write_pattern(fd, 0, self->len, 1));
+	ASSERT_EQ(0, fsync(fd));
+	close(fd);
+}
+
+FIXTURE_TEARDOWN_PARENT(lifetime)
+{
+	if (self->mounted && umount(self->dir))
+		umount2(self->dir, MNT_DETACH);
+	rmdir(self->dir);
+	if (self->loop >= 0)
+		nowait_loop_detach(self->loop);
+	unlink(self->image);
+}
+
+/* Open the file, evict it, and make a flagged read that misses. */
+static int open_and_miss(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(lifetime) *self)
+{
+	int fd = open(self->path, O_RDONLY | O_CLOEXEC);
+
+	EXPECT_LE(0, fd);
+	if (fd < 0)
+		return -1;
+	NOWAIT_EVICT(fd);
+	NOWAIT_ASSERT_ERRNO(NOWAIT_PREAD(fd, self->buf, 4 * nowait_page(), 0),
+			    EAGAIN);
+	return fd;
+}
+
+/* close() after a miss releases the flock() lock at once. */
+TEST_F(lifetime, flock_released_by_close_after_miss)
+{
+	int fd = open(self->path, O_RDONLY | O_CLOEXEC);
+	int fd2;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, flock(fd, LOCK_EX));
+	/* The lock belongs to fd's open file; the miss is made through it. */
+	NOWAIT_EVICT(fd);
+	NOWAIT_ASSERT_ERRNO(NOWAIT_PREAD(fd, self->buf, 4 * nowait_page(), 0),
+			    EAGAIN);
+	ASSERT_EQ(0, close(fd));
+	fd2 = open(self->path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd2);
+	EXPECT_EQ(0, flock(fd2, LOCK_EX | LOCK_NB))
+		TH_LOG("the lock outlived close(): %s", nowait_errname(errno));
+	close(fd2);
+}
+
+/* umount right after a miss and close() succeeds at the first try. */
+TEST_F(lifetime, umount_right_after_miss)
+{
+	int fd;
+
+	for (int round = 0; round < 3; round++) {
+		fd = open_and_miss(_metadata, self);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, close(fd));
+		ASSERT_EQ(0, umount2(self->dir, 0))
+			TH_LOG("round %d: umount right after a miss: %s", round,
+			       nowait_errname(errno));
+		self->mounted = false;
+		if (round == 2)
+			break;
+		ASSERT_EQ(0, mount(self->loopdev, self->dir, variant->type, 0,
+				   NULL));
+		self->mounted = true;
+	}
+}
+
+TEST_HARNESS_MAIN
