@@ -49,6 +49,18 @@ for k in kernels:
               f"**{ph['slept']}** | {us(m['p50'])} | {us(m['p99'])} | {us(m['max'])} | "
               f"{us(h['p50'])} | {us(h['p99'])} |")
 
+
+
+def replay_hits(k):
+    return next((ph["hits"] for ph in block[k]["phases"] if ph["name"] == "replay"), None)
+
+
+if None not in (replay_hits("stock"), replay_hits("patched")) and replay_hits("stock"):
+    print(f"\nThe cold phase's offsets read again with the flag after the settle time "
+          f"(replay): patched hits {replay_hits('patched')}, stock {replay_hits('stock')}, "
+          f"ratio **{replay_hits('patched') / replay_hits('stock'):.2f}** (goal: at least 0.90, "
+          f"the readahead a miss hands off is done).")
+
 print("\n### Does the miss help the blocking retry? (16 KiB pread after drop_caches, µs)\n")
 print("| kernel | cold pread p50 | flagged miss p50 | pread right after the miss p50 "
       "| pread 1 ms after the miss p50 | ratio (1 ms) to cold |")
