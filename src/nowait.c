@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
@@ -30,8 +31,11 @@ struct nowait_ctx {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	struct queue pending, done;	/* under lock */
+	struct queue streams;		/* under lock: reads for the streamer */
 	struct nowait_file *files;	/* under lock */
 	bool stopping;			/* under lock */
+	int stream_efd;			/* wakes the streamer; -1 until it runs */
+	pthread_t streamer;
 	unsigned skip_below, resume_at;	/* hit ratio thresholds, percent * RATIO_ONE */
 	unsigned nthreads;
 	_Atomic uint64_t stats[NCOUNTERS];
@@ -42,6 +46,8 @@ struct nowait_file {
 	struct nowait_ctx *ctx;
 	int fd;
 	int never;		/* counter of a reason never to try inline, or -1 */
+	bool stream;		/* pipe, socket or character device */
+	atomic_bool plain;	/* a stream that refuses RWF_NOWAIT: poll, then read */
 	atomic_uint ratio;	/* decayed inline hit ratio */
 	atomic_uint reads;	/* paces the re-probes while skipping */
 	atomic_bool skipping;	/* below hit_ratio_min, not yet back at twice it */
@@ -85,13 +91,21 @@ static struct nowait_req *pop(struct queue *q)
 	return req;
 }
 
-static void notify(struct nowait_ctx *ctx)
+static void notify(int efd)
 {
 	uint64_t one = 1;
 	/* Fails only when the counter is saturated, i.e. readable anyway. */
-	ssize_t n = write(ctx->efd, &one, sizeof(one));
+	ssize_t n = write(efd, &one, sizeof(one));
 
 	(void)n;
+}
+
+static void complete(struct nowait_ctx *ctx, struct nowait_req *req)
+{
+	pthread_mutex_lock(&ctx->lock);
+	push(&ctx->done, req);
+	pthread_mutex_unlock(&ctx->lock);
+	notify(ctx->efd);
 }
 
 /*
@@ -151,14 +165,148 @@ static void *worker(void *arg)
 		if (!req)
 			return NULL;
 		pool_read(ctx, req);
-		pthread_mutex_lock(&ctx->lock);
-		push(&ctx->done, req);
-		pthread_mutex_unlock(&ctx->lock);
-		notify(ctx);
+		complete(ctx, req);
 	}
 }
 
-/* Cancels what has not started, waits for what has, frees everything. */
+/*
+ * One read of a stream, like read(2): what is there, or EOF. False while it
+ * would have to wait for data. The first try of a request on a stream that
+ * refuses RWF_NOWAIT (old kernels' pipes, most character devices) waits for
+ * poll(2) first, so that its plain read finds data.
+ */
+static bool stream_read(struct nowait_ctx *ctx, struct nowait_req *req, bool fresh)
+{
+	struct nowait_file *f = req->file;
+	bool plain = atomic_load(&f->plain);
+	ssize_t n;
+
+	if (plain && fresh)
+		return false;
+	n = ctx->p.preadv2(f->fd, req->iov, req->iovcnt, req->offset, plain ? 0 : RWF_NOWAIT);
+	if (n < 0 && errno == EAGAIN)
+		return false;
+	if (n < 0 && errno == EOPNOTSUPP && !plain) {
+		atomic_store(&f->plain, true);
+		return false;
+	}
+	if (n > 0)
+		count(f, CTR(bytes_pool), n);
+	req->res = n < 0 ? -errno : n;
+	return true;
+}
+
+/*
+ * Serves the reads of streams: a read waiting for data must not hold a pool
+ * thread (the regular files' reads would queue behind it) nor a blocking
+ * read(2) that nowait_destroy() could not end. One poll(2) covers them all.
+ */
+static void *streamer(void *arg)
+{
+	struct nowait_ctx *ctx = arg;
+	struct queue wait = { 0 };
+	struct nowait_req *req;
+	struct pollfd *pfds = NULL;
+	size_t npolled = 0, cap = 0;
+	uint64_t v;
+
+	for (;;) {
+		struct nowait_req *prev = NULL, *next;
+		size_t i = 0, n = 0;
+		bool stop;
+
+		pthread_mutex_lock(&ctx->lock);
+		stop = ctx->stopping;
+		while ((req = pop(&ctx->streams)))
+			push(&wait, req);
+		pthread_mutex_unlock(&ctx->lock);
+		if (stop)
+			break;
+
+		/* Requests past npolled arrived since the last poll: try them now. */
+		for (req = wait.head; req; req = next, i++) {
+			next = req->next;
+			if ((i >= npolled || pfds[i + 1].revents) &&
+			    stream_read(ctx, req, i >= npolled)) {
+				if (prev)
+					prev->next = next;
+				else
+					wait.head = next;
+				complete(ctx, req);
+			} else {
+				prev = req;
+				n++;
+			}
+		}
+		wait.tail = prev;
+
+		if (n + 1 > cap) {
+			struct pollfd *p = realloc(pfds, (n + 1) * sizeof(*p));
+
+			if (!p) {
+				/* Without a slot a request could never be woken. */
+				while ((req = pop(&wait))) {
+					req->res = -ENOMEM;
+					complete(ctx, req);
+				}
+				npolled = 0;
+				continue;
+			}
+			pfds = p;
+			cap = n + 1;
+		}
+		pfds[0] = (struct pollfd){ .fd = ctx->stream_efd, .events = POLLIN };
+		i = 1;
+		for (req = wait.head; req; req = req->next, i++)
+			pfds[i] = (struct pollfd){ .fd = req->file->fd, .events = POLLIN };
+		npolled = n;
+		if (poll(pfds, n + 1, -1) < 0)
+			for (i = 0; i <= n; i++)
+				pfds[i].revents = 0;
+		if (pfds[0].revents && read(ctx->stream_efd, &v, sizeof(v)) < 0)
+			continue;
+	}
+	while ((req = pop(&wait)))
+		req->res = -ECANCELED;
+	free(pfds);
+	return NULL;
+}
+
+/* Pool threads must not run the caller's signal handlers (nor stop reads for them). */
+static int spawn(struct nowait_ctx *ctx, pthread_t *thread, void *(*fn)(void *))
+{
+	sigset_t all, old;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = ctx->p.thread_create(thread, NULL, fn, ctx);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
+}
+
+static int start_streamer(struct nowait_ctx *ctx)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&ctx->lock);
+	if (ctx->stream_efd < 0) {
+		ctx->stream_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (ctx->stream_efd < 0)
+			err = errno;
+		else if ((err = spawn(ctx, &ctx->streamer, streamer)))
+			close(ctx->stream_efd);
+		if (err)
+			ctx->stream_efd = -1;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return err;
+}
+
+/*
+ * Cancels what has not started and the stream reads still waiting for data,
+ * waits for the regular files' reads that have started, frees everything.
+ */
 static void teardown(struct nowait_ctx *ctx, unsigned nthreads)
 {
 	struct nowait_req *req;
@@ -171,6 +319,11 @@ static void teardown(struct nowait_ctx *ctx, unsigned nthreads)
 	pthread_mutex_unlock(&ctx->lock);
 	for (unsigned i = 0; i < nthreads; i++)
 		pthread_join(ctx->threads[i], NULL);
+	if (ctx->stream_efd >= 0) {
+		notify(ctx->stream_efd);
+		pthread_join(ctx->streamer, NULL);
+		close(ctx->stream_efd);
+	}
 	while (ctx->files) {
 		struct nowait_file *f = ctx->files;
 
@@ -187,7 +340,6 @@ int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp)
 {
 	struct nowait_params p = params ? *params : (struct nowait_params){ 0 };
 	struct nowait_ctx *ctx;
-	sigset_t all, old;
 	unsigned i;
 	int err = 0;
 
@@ -211,6 +363,7 @@ int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp)
 	if (ctx->resume_at > (ctx->skip_below + 100 * RATIO_ONE) / 2)
 		ctx->resume_at = (ctx->skip_below + 100 * RATIO_ONE) / 2;
 	atomic_init(&ctx->never, -1);
+	ctx->stream_efd = -1;
 	ctx->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (ctx->efd < 0) {
 		err = errno;
@@ -220,12 +373,8 @@ int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp)
 	pthread_mutex_init(&ctx->lock, NULL);
 	pthread_cond_init(&ctx->wake, NULL);
 
-	/* The caller's signal handlers must not interrupt pool reads of pipes. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (i = 0; i < p.threads && !err; i++)
-		err = p.thread_create(&ctx->threads[i], NULL, worker, ctx);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+		err = spawn(ctx, &ctx->threads[i], worker);
 	if (err) {
 		teardown(ctx, i - 1);
 		return -err;
@@ -260,7 +409,7 @@ int nowait_reap(struct nowait_ctx *ctx, struct nowait_req **reqs, int max)
 	more = ctx->done.head;
 	pthread_mutex_unlock(&ctx->lock);
 	if (more)
-		notify(ctx);
+		notify(ctx->efd);
 	for (int i = 0; i < n; i++)
 		atomic_fetch_sub(&reqs[i]->file->inflight, 1);
 	return n;
@@ -270,10 +419,15 @@ int nowait_file_open(struct nowait_ctx *ctx, int fd, struct nowait_file **filep)
 {
 	struct nowait_file *f;
 	struct stat st;
-	int fl;
+	bool stream;
+	int fl, err;
 
 	if (fstat(fd, &st) < 0 || (fl = fcntl(fd, F_GETFL)) < 0)
 		return -errno;
+	/* Block devices are read like regular files: to the full length. */
+	stream = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode);
+	if (stream && (err = start_streamer(ctx)))
+		return -err;
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
@@ -285,6 +439,7 @@ int nowait_file_open(struct nowait_ctx *ctx, int fd, struct nowait_file **filep)
 	 */
 	f->never = !S_ISREG(st.st_mode) ? CTR(fb_not_regular) :
 		   fl & O_DIRECT ? CTR(fb_odirect) : -1;
+	f->stream = stream;
 	atomic_init(&f->ratio, RATIO_ONE);
 	atomic_init(&f->skipping, false);
 	pthread_mutex_lock(&ctx->lock);
@@ -407,9 +562,15 @@ static ssize_t queue(struct nowait_file *f, struct nowait_req *req, int why)
 	count(f, CTR(pool_jobs), 1);
 	atomic_fetch_add(&f->inflight, 1);
 	pthread_mutex_lock(&ctx->lock);
-	push(&ctx->pending, req);
-	pthread_cond_signal(&ctx->wake);
+	if (f->stream) {
+		push(&ctx->streams, req);
+	} else {
+		push(&ctx->pending, req);
+		pthread_cond_signal(&ctx->wake);
+	}
 	pthread_mutex_unlock(&ctx->lock);
+	if (f->stream)
+		notify(ctx->stream_efd);
 	return NOWAIT_QUEUED;
 }
 

@@ -2,11 +2,14 @@
 /*
  * Destroying a context with work queued: the running job finishes, queued
  * ones end with -ECANCELED, unreaped completions and open files are freed.
+ * Reads of pipes and sockets still waiting for data end with -ECANCELED:
+ * destroy never waits for a peer.
  */
 #include "helpers.h"
 
 #include <errno.h>
 #include <sched.h>
+#include <sys/socket.h>
 
 #define N 8
 
@@ -22,6 +25,43 @@ static ssize_t slow_preadv2(int fd, const struct iovec *iov, int iovcnt, off_t o
 	atomic_store(&started, 1);
 	usleep(200000);
 	return preadv2(fd, iov, iovcnt, off, flags);
+}
+
+static atomic_int stream_calls;
+
+static ssize_t counting_preadv2(int fd, const struct iovec *iov, int iovcnt, off_t off,
+				int flags)
+{
+	atomic_fetch_add(&stream_calls, 1);
+	return preadv2(fd, iov, iovcnt, off, flags);
+}
+
+static void idle_streams(void)
+{
+	struct nowait_params p = { .preadv2 = counting_preadv2, .threads = 1 };
+	struct nowait_req reqs[3] = { { 0 } };
+	char bufs[3][64];
+	struct nowait_ctx *ctx;
+	struct nowait_file *pf, *sf;
+	int fds[2], sv[2];
+
+	CHECK(pipe(fds) == 0 && socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	CHECK(nowait_create(&p, &ctx) == 0);
+	CHECK(nowait_file_open(ctx, fds[0], &pf) == 0);
+	CHECK(nowait_file_open(ctx, sv[0], &sf) == 0);
+	CHECK(nowait_read(pf, &reqs[0], bufs[0], sizeof(bufs[0]), -1) == NOWAIT_QUEUED);
+	CHECK(nowait_read(pf, &reqs[1], bufs[1], sizeof(bufs[1]), -1) == NOWAIT_QUEUED);
+	CHECK(nowait_read(sf, &reqs[2], bufs[2], sizeof(bufs[2]), -1) == NOWAIT_QUEUED);
+	/* Each has been tried and found nothing: all three are waiting. */
+	while (atomic_load(&stream_calls) < 3)
+		sched_yield();
+	nowait_destroy(ctx);
+	for (int i = 0; i < 3; i++)
+		CHECK(reqs[i].res == -ECANCELED);
+	close(fds[0]);
+	close(fds[1]);
+	close(sv[0]);
+	close(sv[1]);
 }
 
 int main(void)
@@ -49,5 +89,7 @@ int main(void)
 	for (i = 1; i < N; i++)
 		CHECK(reqs[i].res == -ECANCELED);
 	close(fd);
+
+	idle_streams();
 	return 0;
 }
