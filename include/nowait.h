@@ -94,8 +94,8 @@ ssize_t nowait_read(struct nowait_file *file, struct nowait_req *req,
 ssize_t nowait_readv(struct nowait_file *file, struct nowait_req *req,
 		     const struct iovec *iov, int iovcnt, off_t offset);
 
-void nowait_stats(struct nowait_ctx *ctx, struct nowait_stats *stats);
-void nowait_file_stats(struct nowait_file *file, struct nowait_stats *stats);
+int nowait_stats(struct nowait_ctx *ctx, struct nowait_stats *stats);
+int nowait_file_stats(struct nowait_file *file, struct nowait_stats *stats);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,6 +27,7 @@ struct queue {
 
 struct nowait_ctx {
 	struct nowait_params p;
+	const int *alive;	/* 1, on a page a fork()ed child sees zeroed */
 	int efd;
 	atomic_int never;	/* counter of a context-wide reason to skip inline, or -1 */
 	pthread_mutex_t lock;
@@ -57,6 +59,15 @@ struct nowait_file {
 	struct nowait_file *prev, *next;	/* under ctx->lock */
 	_Atomic uint64_t stats[NCOUNTERS];
 };
+
+/*
+ * A fork()ed child has the context's memory but none of its threads, and
+ * shares its eventfd with the parent: its copy must not be used.
+ */
+static bool forked(const struct nowait_ctx *ctx)
+{
+	return !*ctx->alive;
+}
 
 static void count(struct nowait_file *f, int ctr, uint64_t n)
 {
@@ -334,13 +345,16 @@ static void teardown(struct nowait_ctx *ctx, unsigned nthreads)
 	pthread_cond_destroy(&ctx->wake);
 	pthread_mutex_destroy(&ctx->lock);
 	close(ctx->efd);
+	munmap((void *)ctx->alive, (size_t)sysconf(_SC_PAGESIZE));
 	free(ctx);
 }
 
 int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp)
 {
 	struct nowait_params p = params ? *params : (struct nowait_params){ 0 };
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	struct nowait_ctx *ctx;
+	int *alive;
 	unsigned i;
 	int err = 0;
 
@@ -354,9 +368,18 @@ int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp)
 	p.preadv2 = p.preadv2 ? p.preadv2 : preadv2;
 	p.thread_create = p.thread_create ? p.thread_create : pthread_create;
 
+	alive = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (alive == MAP_FAILED)
+		return -errno;
 	ctx = calloc(1, sizeof(*ctx) + p.threads * sizeof(pthread_t));
-	if (!ctx)
-		return -ENOMEM;
+	if (!ctx || madvise(alive, page, MADV_WIPEONFORK) < 0) {
+		err = ctx ? errno : ENOMEM;
+		munmap(alive, page);
+		free(ctx);
+		return -err;
+	}
+	*alive = 1;
+	ctx->alive = alive;
 	ctx->p = p;
 	/* Twice the minimum, or halfway to 100% where that is less. */
 	ctx->skip_below = p.hit_ratio_min * RATIO_ONE;
@@ -368,6 +391,7 @@ int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp)
 	ctx->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (ctx->efd < 0) {
 		err = errno;
+		munmap(alive, page);
 		free(ctx);
 		return -err;
 	}
@@ -387,12 +411,22 @@ int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp)
 
 void nowait_destroy(struct nowait_ctx *ctx)
 {
+	/*
+	 * The child's copy of the lock may have been held at the fork and its
+	 * lists may be half updated: close the descriptors, free nothing.
+	 */
+	if (forked(ctx)) {
+		close(ctx->efd);
+		if (ctx->stream_efd >= 0)
+			close(ctx->stream_efd);
+		return;
+	}
 	teardown(ctx, ctx->nthreads);
 }
 
 int nowait_fd(const struct nowait_ctx *ctx)
 {
-	return ctx->efd;
+	return forked(ctx) ? -ECHILD : ctx->efd;
 }
 
 int nowait_reap(struct nowait_ctx *ctx, struct nowait_req **reqs, int max)
@@ -401,6 +435,8 @@ int nowait_reap(struct nowait_ctx *ctx, struct nowait_req **reqs, int max)
 	bool more;
 	int n = 0;
 
+	if (forked(ctx))
+		return -ECHILD;
 	/* Drain before popping: a completion pushed after the drain signals again. */
 	if (read(ctx->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return -errno;
@@ -423,6 +459,8 @@ int nowait_file_open(struct nowait_ctx *ctx, int fd, struct nowait_file **filep)
 	bool stream;
 	int fl, err;
 
+	if (forked(ctx))
+		return -ECHILD;
 	if (fstat(fd, &st) < 0 || (fl = fcntl(fd, F_GETFL)) < 0)
 		return -errno;
 	/* Block devices are read like regular files: to the full length. */
@@ -457,6 +495,8 @@ int nowait_file_close(struct nowait_file *f)
 {
 	struct nowait_ctx *ctx = f->ctx;
 
+	if (forked(ctx))
+		return -ECHILD;
 	if (atomic_load(&f->inflight))
 		return -EBUSY;
 	pthread_mutex_lock(&ctx->lock);
@@ -588,6 +628,8 @@ ssize_t nowait_readv(struct nowait_file *f, struct nowait_req *req,
 	int why;
 	ssize_t n;
 
+	if (forked(f->ctx))
+		return -ECHILD;
 	req->file = f;
 	req->iov = iov;
 	req->iovcnt = iovcnt;
@@ -622,12 +664,18 @@ ssize_t nowait_read(struct nowait_file *f, struct nowait_req *req,
 	return nowait_readv(f, req, &req->one, 1, offset);
 }
 
-void nowait_stats(struct nowait_ctx *ctx, struct nowait_stats *stats)
+int nowait_stats(struct nowait_ctx *ctx, struct nowait_stats *stats)
 {
+	if (forked(ctx))
+		return -ECHILD;
 	snapshot(ctx->stats, stats);
+	return 0;
 }
 
-void nowait_file_stats(struct nowait_file *f, struct nowait_stats *stats)
+int nowait_file_stats(struct nowait_file *f, struct nowait_stats *stats)
 {
+	if (forked(f->ctx))
+		return -ECHILD;
 	snapshot(f->stats, stats);
+	return 0;
 }
