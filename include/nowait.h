@@ -59,6 +59,7 @@ struct nowait_req {
 	size_t done;
 	struct iovec one;
 	struct nowait_req *next;
+	int eperm;
 };
 
 /* Reads counted by how they were served; every read counts in exactly one

@@ -47,7 +47,7 @@ struct nowait_ctx {
 struct nowait_file {
 	struct nowait_ctx *ctx;
 	int fd;
-	int never;		/* counter of a reason never to try inline, or -1 */
+	atomic_int never;	/* counter of a reason never to try inline, or -1 */
 	bool stream;		/* pipe, socket or character device */
 	atomic_bool plain;	/* a stream that refuses RWF_NOWAIT: poll, then read */
 	atomic_uint ratio;	/* decayed inline hit ratio */
@@ -163,6 +163,20 @@ static void pool_read(struct nowait_ctx *ctx, struct nowait_req *req)
 	req->res = err && done == 0 ? -err : (ssize_t)done;
 }
 
+/*
+ * EPERM from the inline attempt is a seccomp filter refusing the flag, for
+ * every file, or an on-access scanner (fanotify) denying this one file. The
+ * plain read of the same request tells them apart: the scanner denies it
+ * too. Other errors of that read say nothing either way.
+ */
+static void judge_eperm(struct nowait_req *req)
+{
+	if (req->res == -EPERM)
+		atomic_store(&req->file->never, CTR(fb_eperm));
+	else if (req->res >= 0)
+		atomic_store(&req->file->ctx->never, CTR(fb_eperm));
+}
+
 static void *worker(void *arg)
 {
 	struct nowait_ctx *ctx = arg;
@@ -177,6 +191,8 @@ static void *worker(void *arg)
 		if (!req)
 			return NULL;
 		pool_read(ctx, req);
+		if (req->eperm)
+			judge_eperm(req);
 		complete(ctx, req);
 	}
 }
@@ -476,8 +492,8 @@ int nowait_file_open(struct nowait_ctx *ctx, int fd, struct nowait_file **filep)
 	 * EAGAIN from a pipe or socket says nothing about the page cache, and
 	 * RWF_NOWAIT on O_DIRECT may do the device I/O inline.
 	 */
-	f->never = !S_ISREG(st.st_mode) ? CTR(fb_not_regular) :
-		   fl & O_DIRECT ? CTR(fb_odirect) : -1;
+	atomic_init(&f->never, !S_ISREG(st.st_mode) ? CTR(fb_not_regular) :
+			       fl & O_DIRECT ? CTR(fb_odirect) : -1);
 	f->stream = stream;
 	atomic_init(&f->ratio, RATIO_ONE);
 	atomic_init(&f->skipping, false);
@@ -538,8 +554,9 @@ static int bypass(struct nowait_file *f)
 
 	if (why >= 0)
 		return why;
-	if (f->never >= 0)
-		return f->never;
+	why = atomic_load_explicit(&f->never, memory_order_relaxed);
+	if (why >= 0)
+		return why;
 	left = atomic_load(&f->unsupported);
 	while (left && !atomic_compare_exchange_weak(&f->unsupported, &left, left - 1))
 		;
@@ -569,8 +586,6 @@ static int bypass(struct nowait_file *f)
 
 static int failure(struct nowait_file *f, int err)
 {
-	int why;
-
 	switch (err) {
 	case EAGAIN:
 		sample(f, 0);
@@ -580,10 +595,10 @@ static int failure(struct nowait_file *f, int err)
 		atomic_store(&f->unsupported, f->ctx->p.eopnotsupp_reprobe);
 		return CTR(fb_eopnotsupp);
 	case ENOSYS:
-	case EPERM:	/* a seccomp filter */
-		why = err == ENOSYS ? CTR(fb_enosys) : CTR(fb_eperm);
-		atomic_store(&f->ctx->never, why);
-		return why;
+		atomic_store(&f->ctx->never, CTR(fb_enosys));
+		return CTR(fb_enosys);
+	case EPERM:	/* whose: the pool's read tells, see judge_eperm() */
+		return CTR(fb_eperm);
 	case EINVAL:	/* about the request, not the flag: the pool decides */
 		return CTR(fb_einval);
 	default:	/* e.g. EIO where old kernels meant "unsupported": retry once */
@@ -636,6 +651,7 @@ ssize_t nowait_readv(struct nowait_file *f, struct nowait_req *req,
 	req->offset = offset;
 	req->done = 0;
 	req->want = 0;
+	req->eperm = false;
 	for (int i = 0; i < iovcnt; i++)
 		req->want += iov[i].iov_len;
 	why = bypass(f);
@@ -643,8 +659,10 @@ ssize_t nowait_readv(struct nowait_file *f, struct nowait_req *req,
 		return queue(f, req, why);
 
 	n = f->ctx->p.preadv2(f->fd, iov, iovcnt, offset, RWF_NOWAIT);
-	if (n < 0)
+	if (n < 0) {
+		req->eperm = errno == EPERM;
 		return queue(f, req, failure(f, errno));
+	}
 	req->done = n;
 	count(f, CTR(bytes_inline), n);
 	if ((size_t)n == req->want || at_eof(f, offset, n)) {
