@@ -4,8 +4,8 @@
  * is left to a thread pool, and learn per file when trying is a waste.
  * See nowait(7).
  *
- * off_t must be 64 bits wide: on 32-bit targets build with
- * -D_FILE_OFFSET_BITS=64 (pkg-config --cflags nowait adds it).
+ * The structs below have reserved space so that later versions can add
+ * fields without changing their size: keep it zeroed.
  */
 #ifndef NOWAIT_H
 #define NOWAIT_H
@@ -14,6 +14,18 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+
+/*
+ * The library is built with a 64-bit off_t, so the caller must be too: on
+ * i386 without -D_FILE_OFFSET_BITS=64 (pkg-config --cflags nowait adds it)
+ * struct nowait_req would be 4 bytes smaller than the library's, which
+ * would write past it.
+ */
+#ifdef __cplusplus
+static_assert(sizeof(off_t) == 8, "libnowait needs -D_FILE_OFFSET_BITS=64");
+#else
+_Static_assert(sizeof(off_t) == 8, "libnowait needs -D_FILE_OFFSET_BITS=64");
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,12 +38,15 @@ extern "C" {
  */
 #define NOWAIT_QUEUED ((ssize_t)-4096)
 
+/* The most pool threads nowait_create() accepts. */
+#define NOWAIT_MAX_THREADS 1024
+
 struct nowait_ctx;
 struct nowait_file;
 
 /* Zero in any field selects the default shown. */
 struct nowait_params {
-	unsigned threads;		/* pool size: 4 */
+	unsigned threads;		/* pool size, at most NOWAIT_MAX_THREADS: 4 */
 	unsigned hit_ratio_min;		/* percent; skip inline below it, resume at 2x: 10 */
 	unsigned decay_shift;		/* new sample weighs 1/2^shift: 3 */
 	unsigned probe_interval;	/* while skipping, try every Nth read: 32 */
@@ -41,6 +56,7 @@ struct nowait_params {
 			   off_t offset, int flags);
 	int (*thread_create)(pthread_t *thread, const pthread_attr_t *attr,
 			     void *(*fn)(void *), void *arg);
+	uint64_t reserved[8];		/* must be zero */
 };
 
 /*
@@ -60,6 +76,7 @@ struct nowait_req {
 	struct iovec one;
 	struct nowait_req *next;
 	int eperm;
+	uint64_t reserved[4];
 };
 
 /* Reads counted by how they were served; every read counts in exactly one
@@ -80,6 +97,7 @@ struct nowait_stats {
 	uint64_t pool_jobs;
 	uint64_t bytes_inline;
 	uint64_t bytes_pool;
+	uint64_t reserved[16];		/* zero; room for more counters */
 };
 
 int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp);

@@ -12,15 +12,16 @@ nw_default_goal := $(.DEFAULT_GOAL)
 
 NW_TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
 NW_BUILD := $(NW_TOP)/build
-NW_VERSION := 0.1.0
-NW_SOMAJOR := 0
+NW_VERSION := 1.0.0
+NW_SOMAJOR := 1
 NW_VARIANTS := plain asan ubsan tsan
 NW_TESTS := $(sort $(basename $(notdir $(filter-out %/helpers.c,$(wildcard $(NW_TOP)/test/*.c)))))
 NW_EXAMPLES := $(basename $(notdir $(wildcard $(NW_TOP)/examples/*.c)))
 
 NW_CFLAGS := -std=c11 -Wall -Wextra -Werror -O2 -g -fPIC -pthread \
 	-D_FILE_OFFSET_BITS=64 -I$(NW_TOP)/include
-NW_TEST_CFLAGS := -D_GNU_SOURCE -I$(NW_TOP)/test
+NW_TEST_CFLAGS := -D_GNU_SOURCE -I$(NW_TOP)/test \
+	-DT_CC='"$(CC)"' -DT_INCLUDE='"$(NW_TOP)/include"'
 NW_SAN_plain :=
 NW_SAN_asan := -fsanitize=address -fno-omit-frame-pointer
 NW_SAN_ubsan := -fsanitize=undefined -fno-sanitize-recover=all

@@ -374,7 +374,11 @@ int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp)
 	unsigned i;
 	int err = 0;
 
-	if (p.hit_ratio_min > 100 || p.decay_shift > 15)
+	/* A field this version does not know yet is not silently ignored. */
+	for (i = 0; i < sizeof(p.reserved) / sizeof(p.reserved[0]); i++)
+		if (p.reserved[i])
+			return -EINVAL;
+	if (p.hit_ratio_min > 100 || p.decay_shift > 15 || p.threads > NOWAIT_MAX_THREADS)
 		return -EINVAL;
 	p.threads = p.threads ? p.threads : 4;
 	p.hit_ratio_min = p.hit_ratio_min ? p.hit_ratio_min : 10;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Context creation fails cleanly: bad parameters give EINVAL, and a pool
+ * Context creation fails cleanly: bad parameters (a pool above
+ * NOWAIT_MAX_THREADS too) give EINVAL, and a pool
  * thread that cannot be created gives EAGAIN after the ones already started
  * are stopped and joined.
  */
@@ -48,6 +49,10 @@ int main(void)
 	t_start(30);
 	CHECK(nowait_create(&(struct nowait_params){ .hit_ratio_min = 101 }, &ctx) == -EINVAL);
 	CHECK(nowait_create(&(struct nowait_params){ .decay_shift = 16 }, &ctx) == -EINVAL);
+	/* 32-bit: the allocation size of a larger pool may wrap. */
+	CHECK(nowait_create(&(struct nowait_params){ .threads = NOWAIT_MAX_THREADS + 1 },
+			    &ctx) == -EINVAL);
+	CHECK(nowait_create(&(struct nowait_params){ .threads = -1u }, &ctx) == -EINVAL);
 
 	/* After a first pool, so that runtime helper threads (TSan's) exist. */
 	CHECK(nowait_create(&p, &ctx) == 0);
