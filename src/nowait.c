@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -616,9 +617,11 @@ static int failure(struct nowait_file *f, int err)
  */
 static bool at_eof(struct nowait_file *f, off_t offset, ssize_t n)
 {
+	/* At offset -1 the read moved the file position past its bytes. */
+	off_t end = offset >= 0 ? offset + n : lseek(f->fd, 0, SEEK_CUR);
 	struct stat st;
 
-	return offset >= 0 && fstat(f->fd, &st) == 0 && offset + n >= st.st_size;
+	return end >= 0 && fstat(f->fd, &st) == 0 && end >= st.st_size;
 }
 
 static ssize_t queue(struct nowait_file *f, struct nowait_req *req, int why)
@@ -641,23 +644,39 @@ static ssize_t queue(struct nowait_file *f, struct nowait_req *req, int why)
 	return NOWAIT_QUEUED;
 }
 
-ssize_t nowait_readv(struct nowait_file *f, struct nowait_req *req,
-		     const struct iovec *iov, int iovcnt, off_t offset)
+/*
+ * Requests that no file accepts, as preadv2(2) would judge them: no pool
+ * round trip to learn that.
+ */
+static bool invalid(const struct iovec *iov, int iovcnt, off_t offset, size_t *want)
+{
+	*want = 0;
+	if (iovcnt < 0 || iovcnt > IOV_MAX || offset < -1)
+		return true;
+	for (int i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_len > (size_t)SSIZE_MAX - *want)
+			return true;
+		*want += iov[i].iov_len;
+	}
+	return false;
+}
+
+static ssize_t submit(struct nowait_file *f, struct nowait_req *req,
+		      const struct iovec *iov, int iovcnt, off_t offset)
 {
 	int why;
 	ssize_t n;
 
 	if (forked(f->ctx))
 		return -ECHILD;
+	if (invalid(iov, iovcnt, offset, &req->want))
+		return -EINVAL;
 	req->file = f;
 	req->iov = iov;
 	req->iovcnt = iovcnt;
 	req->offset = offset;
 	req->done = 0;
-	req->want = 0;
 	req->eperm = false;
-	for (int i = 0; i < iovcnt; i++)
-		req->want += iov[i].iov_len;
 	why = bypass(f);
 	if (why >= 0)
 		return queue(f, req, why);
@@ -676,6 +695,17 @@ ssize_t nowait_readv(struct nowait_file *f, struct nowait_req *req,
 	}
 	sample(f, (unsigned)((double)n / (double)req->want * RATIO_ONE));
 	return queue(f, req, n ? CTR(partials) : CTR(fb_zero_before_eof));
+}
+
+ssize_t nowait_readv(struct nowait_file *f, struct nowait_req *req,
+		     const struct iovec *iov, int iovcnt, off_t offset)
+{
+	ssize_t n = submit(f, req, iov, iovcnt, offset);
+
+	/* Once queued, req is the pool's until reaped: no write here then. */
+	if (n != NOWAIT_QUEUED)
+		req->res = n;
+	return n;
 }
 
 ssize_t nowait_read(struct nowait_file *f, struct nowait_req *req,
