@@ -26,23 +26,33 @@ struct queue {
 	struct nowait_req *head, *tail;
 };
 
+#define CACHELINE 64
+
+/*
+ * Three groups, each on cache lines of its own: what every read only
+ * reads; what the lock guards, which the pool and the reaper write; the
+ * counters, which every read writes. Sharing a line would make each read
+ * contend with the lock's traffic.
+ */
 struct nowait_ctx {
 	struct nowait_params p;
 	const int *alive;	/* 1, on a page a fork()ed child sees zeroed */
 	int efd;
 	atomic_int never;	/* counter of a context-wide reason to skip inline, or -1 */
-	pthread_mutex_t lock;
+	unsigned skip_below, resume_at;	/* hit ratio thresholds, percent * RATIO_ONE */
+	unsigned nthreads;
+	int stream_efd;			/* wakes the streamer; -1 until it runs */
+
+	_Alignas(CACHELINE) pthread_mutex_t lock;
 	pthread_cond_t wake;
 	struct queue pending, done;	/* under lock */
 	struct queue streams;		/* under lock: reads for the streamer */
 	struct nowait_file *files;	/* under lock */
 	bool stopping;			/* under lock */
-	int stream_efd;			/* wakes the streamer; -1 until it runs */
 	pthread_t streamer;
-	unsigned skip_below, resume_at;	/* hit ratio thresholds, percent * RATIO_ONE */
-	unsigned nthreads;
-	_Atomic uint64_t stats[NCOUNTERS];
-	pthread_t threads[];
+
+	_Alignas(CACHELINE) _Atomic uint64_t stats[NCOUNTERS];
+	_Alignas(CACHELINE) pthread_t threads[];
 };
 
 struct nowait_file {
@@ -113,12 +123,21 @@ static void notify(int efd)
 	(void)n;
 }
 
+/*
+ * One eventfd write per batch, not per completion: a completion that finds
+ * others waiting was announced by the first of them, or by the reap that
+ * left them behind (nowait_reap() signals again then).
+ */
 static void complete(struct nowait_ctx *ctx, struct nowait_req *req)
 {
+	bool first;
+
 	pthread_mutex_lock(&ctx->lock);
+	first = !ctx->done.head;
 	push(&ctx->done, req);
 	pthread_mutex_unlock(&ctx->lock);
-	notify(ctx->efd);
+	if (first)
+		notify(ctx->efd);
 }
 
 /*
@@ -369,7 +388,7 @@ static void teardown(struct nowait_ctx *ctx, unsigned nthreads)
 int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp)
 {
 	struct nowait_params p = params ? *params : (struct nowait_params){ 0 };
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), size;
 	struct nowait_ctx *ctx;
 	int *alive;
 	unsigned i;
@@ -392,7 +411,10 @@ int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp)
 	alive = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (alive == MAP_FAILED)
 		return -errno;
-	ctx = calloc(1, sizeof(*ctx) + p.threads * sizeof(pthread_t));
+	size = sizeof(*ctx) + p.threads * sizeof(pthread_t);
+	ctx = aligned_alloc(CACHELINE, (size + CACHELINE - 1) / CACHELINE * CACHELINE);
+	if (ctx)
+		memset(ctx, 0, size);
 	if (!ctx || madvise(alive, page, MADV_WIPEONFORK) < 0) {
 		err = ctx ? errno : ENOMEM;
 		munmap(alive, page);
