@@ -51,7 +51,10 @@ struct nowait_params {
 	unsigned decay_shift;		/* new sample weighs 1/2^shift: 3 */
 	unsigned probe_interval;	/* while skipping, try every Nth read: 32 */
 	unsigned eopnotsupp_reprobe;	/* reads skipped after EOPNOTSUPP: 1024 */
-	/* Test seams: the real preadv2(2) and pthread_create(3) when NULL. */
+	/*
+	 * The real preadv2(2) and pthread_create(3) when NULL: seams for
+	 * tests, and the hook that can name or pin the library's threads.
+	 */
 	ssize_t (*preadv2)(int fd, const struct iovec *iov, int iovcnt,
 			   off_t offset, int flags);
 	int (*thread_create)(pthread_t *thread, const pthread_attr_t *attr,
@@ -60,8 +63,9 @@ struct nowait_params {
 };
 
 /*
- * Caller-owned; must stay valid until completion is reaped (or until
- * nowait_destroy() returns).
+ * Caller-owned. Once a call returned NOWAIT_QUEUED, the request, its iovec
+ * array and its buffers must stay valid and untouched until nowait_reap()
+ * returns it (or nowait_destroy() returns).
  */
 struct nowait_req {
 	void *user_data;	/* the caller's, never touched by the library */
