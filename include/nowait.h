@@ -32,8 +32,8 @@ extern "C" {
 #endif
 
 /*
- * Returned by nowait_read() and nowait_readv() when the request went to the
- * pool. Errno values lie in [-4095, -1] and byte counts are >= 0, so this
+ * Returned by nowait_read(), nowait_readv(), nowait_write() and
+ * nowait_writev() when the request went to the pool. Errno values lie in [-4095, -1] and byte counts are >= 0, so this
  * value is neither.
  */
 #define NOWAIT_QUEUED ((ssize_t)-4096)
@@ -57,6 +57,8 @@ struct nowait_params {
 	 */
 	ssize_t (*preadv2)(int fd, const struct iovec *iov, int iovcnt,
 			   off_t offset, int flags);
+	ssize_t (*pwritev2)(int fd, const struct iovec *iov, int iovcnt,
+			    off_t offset, int flags);
 	int (*thread_create)(pthread_t *thread, const pthread_attr_t *attr,
 			     void *(*fn)(void *), void *arg);
 	uint64_t reserved[8];		/* must be zero */
@@ -79,7 +81,10 @@ struct nowait_req {
 	size_t done;
 	struct iovec one;
 	struct nowait_req *next;
+	struct nowait_req *wnext;	/* the file's queued writes */
+	unsigned blockers;	/* earlier overlapping writes not done */
 	int eperm;
+	int write;
 	uint64_t reserved[4];
 };
 
@@ -101,7 +106,12 @@ struct nowait_stats {
 	uint64_t pool_jobs;
 	uint64_t bytes_inline;
 	uint64_t bytes_pool;
-	uint64_t reserved[16];		/* zero; room for more counters */
+	/* Writes: each counts in write_hits or write_pool_jobs. */
+	uint64_t write_hits;		/* completed inline */
+	uint64_t write_pool_jobs;	/* handed to the pool (all or the rest) */
+	uint64_t bytes_written_inline;
+	uint64_t bytes_written_pool;
+	uint64_t reserved[12];		/* zero; room for more counters */
 };
 
 int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp);
@@ -116,6 +126,10 @@ ssize_t nowait_read(struct nowait_file *file, struct nowait_req *req,
 		    void *buf, size_t len, off_t offset);
 ssize_t nowait_readv(struct nowait_file *file, struct nowait_req *req,
 		     const struct iovec *iov, int iovcnt, off_t offset);
+ssize_t nowait_write(struct nowait_file *file, struct nowait_req *req,
+		     const void *buf, size_t len, off_t offset);
+ssize_t nowait_writev(struct nowait_file *file, struct nowait_req *req,
+		      const struct iovec *iov, int iovcnt, off_t offset);
 
 int nowait_stats(struct nowait_ctx *ctx, struct nowait_stats *stats);
 int nowait_file_stats(struct nowait_file *file, struct nowait_stats *stats);

@@ -55,18 +55,27 @@ struct nowait_ctx {
 	_Alignas(CACHELINE) pthread_t threads[];
 };
 
+/* The adaptive state of one direction, reads or writes, of a file. */
+struct adapt {
+	atomic_uint ratio;	/* decayed inline hit ratio */
+	atomic_uint calls;	/* paces the re-probes while skipping */
+	atomic_uint streak;	/* inline attempts in a row that hit in full */
+	atomic_bool skipping;	/* below hit_ratio_min, not yet back at twice it */
+	atomic_uint unsupported;	/* calls left to skip after EOPNOTSUPP */
+};
+
 struct nowait_file {
 	struct nowait_ctx *ctx;
 	int fd;
 	atomic_int never;	/* counter of a reason never to try inline, or -1 */
+	bool regular;
 	bool stream;		/* pipe, socket or character device */
+	bool append;		/* O_APPEND: where a write lands is known only as it runs */
 	atomic_bool plain;	/* a stream that refuses RWF_NOWAIT: poll, then read */
-	atomic_uint ratio;	/* decayed inline hit ratio */
-	atomic_uint reads;	/* paces the re-probes while skipping */
-	atomic_uint streak;	/* inline attempts in a row that hit in full */
-	atomic_bool skipping;	/* below hit_ratio_min, not yet back at twice it */
-	atomic_uint unsupported;	/* reads left to skip after EOPNOTSUPP */
+	struct adapt rd, wr;
 	atomic_uint inflight;	/* queued and not yet reaped */
+	atomic_uint nwrites;	/* on the writes list */
+	struct nowait_req *writes;	/* under ctx->lock: queued or running, oldest first */
 	struct nowait_file *prev, *next;	/* under ctx->lock */
 	_Atomic uint64_t stats[NCOUNTERS];
 };
@@ -141,13 +150,16 @@ static void complete(struct nowait_ctx *ctx, struct nowait_req *req)
 }
 
 /*
- * Plain blocking reads (never RWF_NOWAIT: a would-block answer there could
- * only be requeued forever) of what the inline attempt left, until the full
- * length or EOF. The first call gets the request unchanged, so the kernel
- * has the final word on invalid ones.
+ * Plain blocking reads or writes (never RWF_NOWAIT: a would-block answer
+ * there could only be requeued forever) of what the inline attempt left,
+ * until the full length, EOF or a write that makes no progress. The first
+ * call gets the request unchanged, so the kernel has the final word on
+ * invalid ones.
  */
-static void pool_read(struct nowait_ctx *ctx, struct nowait_req *req)
+static void pool_io(struct nowait_ctx *ctx, struct nowait_req *req)
 {
+	ssize_t (*io)(int, const struct iovec *, int, off_t, int) =
+		req->write ? ctx->p.pwritev2 : ctx->p.preadv2;
 	size_t done = req->done;
 	ssize_t n;
 	int err = 0;
@@ -170,16 +182,16 @@ static void pool_read(struct nowait_ctx *ctx, struct nowait_req *req)
 			cnt = 1;
 		}
 		/* A negative offset (-1: the file position) must reach the kernel as is. */
-		n = ctx->p.preadv2(req->file->fd, iov, cnt,
-				   req->offset < 0 ? req->offset : req->offset + (off_t)done, 0);
+		n = io(req->file->fd, iov, cnt,
+		       req->offset < 0 ? req->offset : req->offset + (off_t)done, 0);
 		if (n < 0) {
 			err = errno;
 		} else if (n > 0) {
 			done += n;
-			count(req->file, CTR(bytes_pool), n);
+			count(req->file, req->write ? CTR(bytes_written_pool) : CTR(bytes_pool), n);
 		}
 	} while (n > 0 && done < req->want);
-	/* Like read(2): bytes already transferred win over a later error. */
+	/* Like read(2) and write(2): bytes already transferred win over a later error. */
 	req->res = err && done == 0 ? -err : (ssize_t)done;
 }
 
@@ -197,6 +209,38 @@ static void judge_eperm(struct nowait_req *req)
 		atomic_store(&req->file->ctx->never, CTR(fb_eperm));
 }
 
+/*
+ * Whether two writes of f may touch the same bytes. At offset -1 or on an
+ * O_APPEND file, where a write lands is known only when it runs.
+ */
+static bool overlap(const struct nowait_file *f, const struct nowait_req *a,
+		    const struct nowait_req *b)
+{
+	if (f->append || a->offset < 0 || b->offset < 0)
+		return true;
+	return a->offset < b->offset + (off_t)b->want && b->offset < a->offset + (off_t)a->want;
+}
+
+/* Takes req off its file's writes and starts those that waited only for it. */
+static void finish_write(struct nowait_ctx *ctx, struct nowait_req *req)
+{
+	struct nowait_file *f = req->file;
+	struct nowait_req **link, *w;
+
+	pthread_mutex_lock(&ctx->lock);
+	for (link = &f->writes; *link != req; link = &(*link)->wnext)
+		;
+	*link = req->wnext;
+	for (w = req->wnext; w; w = w->wnext) {
+		if (overlap(f, req, w) && !--w->blockers) {
+			push(&ctx->pending, w);
+			pthread_cond_signal(&ctx->wake);
+		}
+	}
+	atomic_fetch_sub(&f->nwrites, 1);
+	pthread_mutex_unlock(&ctx->lock);
+}
+
 static void *worker(void *arg)
 {
 	struct nowait_ctx *ctx = arg;
@@ -210,9 +254,11 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&ctx->lock);
 		if (!req)
 			return NULL;
-		pool_read(ctx, req);
+		pool_io(ctx, req);
 		if (req->eperm)
 			judge_eperm(req);
+		if (req->write)
+			finish_write(ctx, req);
 		complete(ctx, req);
 	}
 }
@@ -367,6 +413,10 @@ static void teardown(struct nowait_ctx *ctx, unsigned nthreads)
 	pthread_mutex_unlock(&ctx->lock);
 	for (unsigned i = 0; i < nthreads; i++)
 		pthread_join(ctx->threads[i], NULL);
+	/* Writes still waiting for an earlier overlapping one never started. */
+	for (struct nowait_file *f = ctx->files; f; f = f->next)
+		for (req = f->writes; req; req = req->wnext)
+			req->res = -ECANCELED;
 	if (ctx->stream_efd >= 0) {
 		notify(ctx->stream_efd);
 		pthread_join(ctx->streamer, NULL);
@@ -406,6 +456,7 @@ int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp)
 	p.probe_interval = p.probe_interval ? p.probe_interval : 32;
 	p.eopnotsupp_reprobe = p.eopnotsupp_reprobe ? p.eopnotsupp_reprobe : 1024;
 	p.preadv2 = p.preadv2 ? p.preadv2 : preadv2;
+	p.pwritev2 = p.pwritev2 ? p.pwritev2 : pwritev2;
 	p.thread_create = p.thread_create ? p.thread_create : pthread_create;
 
 	alive = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -522,8 +573,10 @@ int nowait_file_open(struct nowait_ctx *ctx, int fd, struct nowait_file **filep)
 	atomic_init(&f->never, !S_ISREG(st.st_mode) ? CTR(fb_not_regular) :
 			       fl & O_DIRECT ? CTR(fb_odirect) : -1);
 	f->stream = stream;
-	atomic_init(&f->ratio, RATIO_ONE);
-	atomic_init(&f->skipping, false);
+	atomic_init(&f->rd.ratio, RATIO_ONE);
+	atomic_init(&f->wr.ratio, RATIO_ONE);
+	f->regular = S_ISREG(st.st_mode);
+	f->append = fl & O_APPEND;
 	pthread_mutex_lock(&ctx->lock);
 	f->next = ctx->files;
 	if (f->next)
@@ -558,25 +611,31 @@ int nowait_file_close(struct nowait_file *f)
  * hit: the share of an attempt's bytes served inline. Racing submitters may
  * lose a sample; the ratio is only a heuristic.
  */
-static void sample(struct nowait_file *f, unsigned hit)
+static void sample(struct nowait_file *f, struct adapt *a, unsigned hit)
 {
 	unsigned shift = f->ctx->p.decay_shift;
-	unsigned r = atomic_load_explicit(&f->ratio, memory_order_relaxed);
+	unsigned r = atomic_load_explicit(&a->ratio, memory_order_relaxed);
 
-	atomic_store_explicit(&f->ratio, r - (r >> shift) + (hit >> shift),
+	atomic_store_explicit(&a->ratio, r - (r >> shift) + (hit >> shift),
 			      memory_order_relaxed);
 	if (hit == RATIO_ONE)
-		atomic_fetch_add_explicit(&f->streak, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&a->streak, 1, memory_order_relaxed);
 	else
-		atomic_store_explicit(&f->streak, 0, memory_order_relaxed);
+		atomic_store_explicit(&a->streak, 0, memory_order_relaxed);
 }
 
-/* The counter of the reason to send this read straight to the pool, or -1. */
-static int bypass(struct nowait_file *f)
+/* The sample of an attempt that moved n of want bytes. */
+static unsigned share(ssize_t n, size_t want)
+{
+	return (unsigned)((double)n / (double)want * RATIO_ONE);
+}
+
+/* The counter of the reason to send this call straight to the pool, or -1. */
+static int bypass(struct nowait_file *f, struct adapt *a)
 {
 	struct nowait_ctx *ctx = f->ctx;
 	int why = atomic_load_explicit(&ctx->never, memory_order_relaxed);
-	unsigned left, reads, ratio, streak;
+	unsigned left, calls, ratio, streak;
 	bool skip, flip;
 
 	if (why >= 0)
@@ -584,12 +643,12 @@ static int bypass(struct nowait_file *f)
 	why = atomic_load_explicit(&f->never, memory_order_relaxed);
 	if (why >= 0)
 		return why;
-	left = atomic_load(&f->unsupported);
-	while (left && !atomic_compare_exchange_weak(&f->unsupported, &left, left - 1))
+	left = atomic_load(&a->unsupported);
+	while (left && !atomic_compare_exchange_weak(&a->unsupported, &left, left - 1))
 		;
 	if (left)
 		return CTR(fb_eopnotsupp);
-	reads = atomic_fetch_add_explicit(&f->reads, 1, memory_order_relaxed) + 1;
+	calls = atomic_fetch_add_explicit(&a->calls, 1, memory_order_relaxed) + 1;
 	/*
 	 * Hysteresis: a file that stopped hitting resumes the attempts only
 	 * at resume_at, twice hit_ratio_min, and after two probe hits in a
@@ -598,15 +657,15 @@ static int bypass(struct nowait_file *f)
 	 * one: 18 misses leave 9.0%, just under the default minimum, and one
 	 * hit lifts that to 20.4%; a second chance hit in a row is rare.
 	 */
-	skip = atomic_load_explicit(&f->skipping, memory_order_relaxed);
-	ratio = atomic_load_explicit(&f->ratio, memory_order_relaxed) * 100;
-	streak = atomic_load_explicit(&f->streak, memory_order_relaxed);
+	skip = atomic_load_explicit(&a->skipping, memory_order_relaxed);
+	ratio = atomic_load_explicit(&a->ratio, memory_order_relaxed) * 100;
+	streak = atomic_load_explicit(&a->streak, memory_order_relaxed);
 	flip = skip ? ratio >= ctx->resume_at && streak >= 2 : ratio < ctx->skip_below;
 	if (flip) {
 		skip = !skip;
-		atomic_store_explicit(&f->skipping, skip, memory_order_relaxed);
+		atomic_store_explicit(&a->skipping, skip, memory_order_relaxed);
 	}
-	if (skip && reads % ctx->p.probe_interval)
+	if (skip && calls % ctx->p.probe_interval)
 		return CTR(skipped);
 	return -1;
 }
@@ -615,11 +674,11 @@ static int failure(struct nowait_file *f, int err)
 {
 	switch (err) {
 	case EAGAIN:
-		sample(f, 0);
+		sample(f, &f->rd, 0);
 		return CTR(misses);
 	case EOPNOTSUPP:
 		/* Some file systems say it meaning "would block": re-probe now and then. */
-		atomic_store(&f->unsupported, f->ctx->p.eopnotsupp_reprobe);
+		atomic_store(&f->rd.unsupported, f->ctx->p.eopnotsupp_reprobe);
 		return CTR(fb_eopnotsupp);
 	case ENOSYS:
 		atomic_store(&f->ctx->never, CTR(fb_enosys));
@@ -683,12 +742,10 @@ static bool invalid(const struct iovec *iov, int iovcnt, off_t offset, size_t *w
 	return false;
 }
 
-static ssize_t submit(struct nowait_file *f, struct nowait_req *req,
-		      const struct iovec *iov, int iovcnt, off_t offset)
+/* What reads and writes check and record first: 0, or -errno to return at once. */
+static int prepare(struct nowait_file *f, struct nowait_req *req, const struct iovec *iov,
+		   int iovcnt, off_t offset, bool write)
 {
-	int why;
-	ssize_t n;
-
 	if (forked(f->ctx))
 		return -ECHILD;
 	if (invalid(iov, iovcnt, offset, &req->want))
@@ -699,7 +756,19 @@ static ssize_t submit(struct nowait_file *f, struct nowait_req *req,
 	req->offset = offset;
 	req->done = 0;
 	req->eperm = false;
-	why = bypass(f);
+	req->write = write;
+	return 0;
+}
+
+static ssize_t submit_read(struct nowait_file *f, struct nowait_req *req,
+			   const struct iovec *iov, int iovcnt, off_t offset)
+{
+	int why = prepare(f, req, iov, iovcnt, offset, false);
+	ssize_t n;
+
+	if (why)
+		return why;
+	why = bypass(f, &f->rd);
 	if (why >= 0)
 		return queue(f, req, why);
 
@@ -711,31 +780,130 @@ static ssize_t submit(struct nowait_file *f, struct nowait_req *req,
 	req->done = n;
 	count(f, CTR(bytes_inline), n);
 	if ((size_t)n == req->want || at_eof(f, offset, n)) {
-		sample(f, RATIO_ONE);
+		sample(f, &f->rd, RATIO_ONE);
 		count(f, CTR(hits), 1);
 		return n;
 	}
-	sample(f, (unsigned)((double)n / (double)req->want * RATIO_ONE));
+	sample(f, &f->rd, share(n, req->want));
 	return queue(f, req, n ? CTR(partials) : CTR(fb_zero_before_eof));
 }
 
-ssize_t nowait_readv(struct nowait_file *f, struct nowait_req *req,
-		     const struct iovec *iov, int iovcnt, off_t offset)
+/*
+ * To the pool, behind every earlier write of the file it overlaps: those
+ * run first, each before the next, whatever thread takes them.
+ */
+static ssize_t queue_write(struct nowait_file *f, struct nowait_req *req)
 {
-	ssize_t n = submit(f, req, iov, iovcnt, offset);
+	struct nowait_ctx *ctx = f->ctx;
+	struct nowait_req **tail;
 
-	/* Once queued, req is the pool's until reaped: no write here then. */
+	count(f, CTR(write_pool_jobs), 1);
+	atomic_fetch_add(&f->inflight, 1);
+	pthread_mutex_lock(&ctx->lock);
+	req->blockers = 0;
+	for (tail = &f->writes; *tail; tail = &(*tail)->wnext)
+		req->blockers += overlap(f, *tail, req);
+	req->wnext = NULL;
+	*tail = req;
+	atomic_fetch_add(&f->nwrites, 1);
+	if (!req->blockers) {
+		push(&ctx->pending, req);
+		pthread_cond_signal(&ctx->wake);
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return NOWAIT_QUEUED;
+}
+
+/* Whether req overlaps a write of its file not yet done; locks only if there is one. */
+static bool behind(struct nowait_file *f, const struct nowait_req *req)
+{
+	bool found = false;
+
+	if (!atomic_load(&f->nwrites))
+		return false;
+	pthread_mutex_lock(&f->ctx->lock);
+	for (const struct nowait_req *w = f->writes; w && !found; w = w->wnext)
+		found = overlap(f, w, req);
+	pthread_mutex_unlock(&f->ctx->lock);
+	return found;
+}
+
+static ssize_t submit_write(struct nowait_file *f, struct nowait_req *req,
+			    const struct iovec *iov, int iovcnt, off_t offset)
+{
+	int err = prepare(f, req, iov, iovcnt, offset, true);
+	ssize_t n;
+
+	if (err)
+		return err;
+	/* Pipes and sockets would need a poll for room; devices are not served. */
+	if (!f->regular)
+		return -EOPNOTSUPP;
+	/* An inline write must not overtake a queued one it overlaps. */
+	if (behind(f, req) || bypass(f, &f->wr) >= 0)
+		return queue_write(f, req);
+
+	n = f->ctx->p.pwritev2(f->fd, iov, iovcnt, offset, RWF_NOWAIT);
+	if (n < 0) {
+		/*
+		 * Kernels and file systems without nonblocking buffered writes
+		 * say EOPNOTSUPP, or EAGAIN on every call: the policy learns
+		 * either, as for reads.
+		 */
+		if (errno == EOPNOTSUPP)
+			atomic_store(&f->wr.unsupported, f->ctx->p.eopnotsupp_reprobe);
+		else
+			sample(f, &f->wr, 0);
+		return queue_write(f, req);
+	}
+	req->done = n;
+	count(f, CTR(bytes_written_inline), n);
+	sample(f, &f->wr, share(n, req->want));
+	if ((size_t)n == req->want) {
+		count(f, CTR(write_hits), 1);
+		return n;
+	}
+	return queue_write(f, req);
+}
+
+/* Once queued, req is the pool's until reaped: no write to it here then. */
+static ssize_t result(struct nowait_req *req, ssize_t n)
+{
 	if (n != NOWAIT_QUEUED)
 		req->res = n;
 	return n;
 }
 
+/* The iovec of a one-buffer call, kept in req where the pool finds it. */
+static const struct iovec *single(struct nowait_req *req, const void *buf, size_t len)
+{
+	req->one.iov_base = (void *)buf;
+	req->one.iov_len = len;
+	return &req->one;
+}
+
+ssize_t nowait_writev(struct nowait_file *f, struct nowait_req *req,
+		      const struct iovec *iov, int iovcnt, off_t offset)
+{
+	return result(req, submit_write(f, req, iov, iovcnt, offset));
+}
+
+ssize_t nowait_write(struct nowait_file *f, struct nowait_req *req,
+		     const void *buf, size_t len, off_t offset)
+{
+	return nowait_writev(f, req, single(req, buf, len), 1, offset);
+}
+
+ssize_t nowait_readv(struct nowait_file *f, struct nowait_req *req,
+		     const struct iovec *iov, int iovcnt, off_t offset)
+{
+	return result(req, submit_read(f, req, iov, iovcnt, offset));
+}
+
 ssize_t nowait_read(struct nowait_file *f, struct nowait_req *req,
 		    void *buf, size_t len, off_t offset)
 {
-	req->one.iov_base = buf;
-	req->one.iov_len = len;
-	return nowait_readv(f, req, &req->one, 1, offset);
+	return nowait_readv(f, req, single(req, buf, len), 1, offset);
 }
 
 int nowait_stats(struct nowait_ctx *ctx, struct nowait_stats *stats)
