@@ -38,6 +38,12 @@ extern "C" {
  */
 #define NOWAIT_QUEUED ((ssize_t)-4096)
 
+/*
+ * Returned by nowait_try_read() and nowait_try_readv() when the rest of the
+ * read needs a blocking read, which the caller does (in its own pool).
+ */
+#define NOWAIT_BLOCKING ((ssize_t)-4097)
+
 /* The most pool threads nowait_create() accepts. */
 #define NOWAIT_MAX_THREADS 1024
 
@@ -126,6 +132,10 @@ ssize_t nowait_read(struct nowait_file *file, struct nowait_req *req,
 		    void *buf, size_t len, off_t offset);
 ssize_t nowait_readv(struct nowait_file *file, struct nowait_req *req,
 		     const struct iovec *iov, int iovcnt, off_t offset);
+ssize_t nowait_try_read(struct nowait_file *file, void *buf, size_t len, off_t offset,
+			size_t *done);
+ssize_t nowait_try_readv(struct nowait_file *file, const struct iovec *iov, int iovcnt,
+			 off_t offset, size_t *done);
 ssize_t nowait_write(struct nowait_file *file, struct nowait_req *req,
 		     const void *buf, size_t len, off_t offset);
 ssize_t nowait_writev(struct nowait_file *file, struct nowait_req *req,

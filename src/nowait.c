@@ -760,6 +760,36 @@ static int prepare(struct nowait_file *f, struct nowait_req *req, const struct i
 	return 0;
 }
 
+/*
+ * The adaptive decision and the inline attempt of a prepared read: the
+ * byte count when it completed, else NOWAIT_QUEUED with the counter of the
+ * reason in *why and the bytes already read in req->done.
+ */
+static ssize_t attempt_read(struct nowait_file *f, struct nowait_req *req, int *why)
+{
+	ssize_t n;
+
+	*why = bypass(f, &f->rd);
+	if (*why >= 0)
+		return NOWAIT_QUEUED;
+	n = f->ctx->p.preadv2(f->fd, req->iov, req->iovcnt, req->offset, RWF_NOWAIT);
+	if (n < 0) {
+		req->eperm = errno == EPERM;
+		*why = failure(f, errno);
+		return NOWAIT_QUEUED;
+	}
+	req->done = n;
+	count(f, CTR(bytes_inline), n);
+	if ((size_t)n == req->want || at_eof(f, req->offset, n)) {
+		sample(f, &f->rd, RATIO_ONE);
+		count(f, CTR(hits), 1);
+		return n;
+	}
+	sample(f, &f->rd, share(n, req->want));
+	*why = n ? CTR(partials) : CTR(fb_zero_before_eof);
+	return NOWAIT_QUEUED;
+}
+
 static ssize_t submit_read(struct nowait_file *f, struct nowait_req *req,
 			   const struct iovec *iov, int iovcnt, off_t offset)
 {
@@ -768,24 +798,41 @@ static ssize_t submit_read(struct nowait_file *f, struct nowait_req *req,
 
 	if (why)
 		return why;
-	why = bypass(f, &f->rd);
-	if (why >= 0)
-		return queue(f, req, why);
+	n = attempt_read(f, req, &why);
+	return n == NOWAIT_QUEUED ? queue(f, req, why) : n;
+}
 
-	n = f->ctx->p.preadv2(f->fd, iov, iovcnt, offset, RWF_NOWAIT);
-	if (n < 0) {
-		req->eperm = errno == EPERM;
-		return queue(f, req, failure(f, errno));
-	}
-	req->done = n;
-	count(f, CTR(bytes_inline), n);
-	if ((size_t)n == req->want || at_eof(f, offset, n)) {
-		sample(f, &f->rd, RATIO_ONE);
-		count(f, CTR(hits), 1);
+ssize_t nowait_try_readv(struct nowait_file *f, const struct iovec *iov, int iovcnt,
+			 off_t offset, size_t *done)
+{
+	struct nowait_req req;
+	int why = prepare(f, &req, iov, iovcnt, offset, false);
+	ssize_t n;
+
+	*done = 0;
+	if (why)
+		return why;
+	n = attempt_read(f, &req, &why);
+	*done = req.done;
+	if (n != NOWAIT_QUEUED)
 		return n;
-	}
-	sample(f, &f->rd, share(n, req->want));
-	return queue(f, req, n ? CTR(partials) : CTR(fb_zero_before_eof));
+	/*
+	 * Without the library's pool there is no plain read to tell a
+	 * denied file from a refused flag (judge_eperm()): assume the file.
+	 */
+	if (req.eperm)
+		atomic_store(&f->never, CTR(fb_eperm));
+	count(f, why, 1);
+	count(f, CTR(pool_jobs), 1);
+	return NOWAIT_BLOCKING;
+}
+
+ssize_t nowait_try_read(struct nowait_file *f, void *buf, size_t len, off_t offset,
+			size_t *done)
+{
+	struct iovec iov = { buf, len };
+
+	return nowait_try_readv(f, &iov, 1, offset, done);
 }
 
 /*
