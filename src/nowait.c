@@ -9,8 +9,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -130,6 +130,14 @@ static void notify(int efd)
 	ssize_t n = write(efd, &one, sizeof(one));
 
 	(void)n;
+}
+
+/* 0 or -errno; EAGAIN is no error: the counter was already 0. */
+static int drain(int efd)
+{
+	uint64_t v;
+
+	return read(efd, &v, sizeof(v)) < 0 && errno != EAGAIN ? -errno : 0;
 }
 
 /*
@@ -302,7 +310,6 @@ static void *streamer(void *arg)
 	struct nowait_req *req;
 	struct pollfd *pfds = NULL;
 	size_t npolled = 0, cap = 0;
-	uint64_t v;
 
 	for (;;) {
 		struct nowait_req *prev = NULL, *next;
@@ -357,8 +364,8 @@ static void *streamer(void *arg)
 		if (poll(pfds, n + 1, -1) < 0)
 			for (i = 0; i <= n; i++)
 				pfds[i].revents = 0;
-		if (pfds[0].revents && read(ctx->stream_efd, &v, sizeof(v)) < 0)
-			continue;
+		if (pfds[0].revents)
+			drain(ctx->stream_efd);
 	}
 	while ((req = pop(&wait)))
 		req->res = -ECANCELED;
@@ -525,15 +532,19 @@ int nowait_fd(const struct nowait_ctx *ctx)
 
 int nowait_reap(struct nowait_ctx *ctx, struct nowait_req **reqs, int max)
 {
-	uint64_t v;
 	bool more;
 	int n = 0;
 
 	if (forked(ctx))
 		return -ECHILD;
-	/* Drain before popping: a completion pushed after the drain signals again. */
-	if (read(ctx->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		return -errno;
+	/*
+	 * Drain before popping: a completion pushed after the drain is popped
+	 * here, or left behind and signalled below, or finds the queue empty
+	 * and signals itself.
+	 */
+	n = drain(ctx->efd);
+	if (n)
+		return n;
 	pthread_mutex_lock(&ctx->lock);
 	while (n < max && (reqs[n] = pop(&ctx->done)))
 		n++;
