@@ -33,14 +33,15 @@ extern "C" {
 
 /*
  * Returned by nowait_read(), nowait_readv(), nowait_write() and
- * nowait_writev() when the request went to the pool. Errno values lie in [-4095, -1] and byte counts are >= 0, so this
- * value is neither.
+ * nowait_writev() when the request went to the pool. Errno values lie in
+ * [-4095, -1] and byte counts are >= 0, so this value is neither.
  */
 #define NOWAIT_QUEUED ((ssize_t)-4096)
 
 /*
  * Returned by nowait_try_read() and nowait_try_readv() when the rest of the
  * read needs a blocking read, which the caller does (in its own pool).
+ * Neither a byte count nor an errno value, nor NOWAIT_QUEUED.
  */
 #define NOWAIT_BLOCKING ((ssize_t)-4097)
 
@@ -58,8 +59,9 @@ struct nowait_params {
 	unsigned probe_interval;	/* while skipping, try every Nth read: 32 */
 	unsigned eopnotsupp_reprobe;	/* reads skipped after EOPNOTSUPP: 1024 */
 	/*
-	 * The real preadv2(2) and pthread_create(3) when NULL: seams for
-	 * tests, and the hook that can name or pin the library's threads.
+	 * The real preadv2(2), pwritev2(2) and pthread_create(3) when NULL:
+	 * seams for tests, and the hook that can name or pin the library's
+	 * threads.
 	 */
 	ssize_t (*preadv2)(int fd, const struct iovec *iov, int iovcnt,
 			   off_t offset, int flags);
@@ -89,9 +91,9 @@ struct nowait_req {
 	struct nowait_req *next;
 	struct nowait_req *wnext;	/* the file's queued writes */
 	unsigned blockers;	/* earlier overlapping writes not done */
-	int eperm;
+	int eperm;		/* the inline attempt said EPERM */
 	int write;
-	uint64_t reserved[4];
+	uint64_t reserved[4];	/* room for later private fields */
 };
 
 /* Reads counted by how they were served; every read counts in exactly one
