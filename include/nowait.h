@@ -4,8 +4,8 @@
  * is left to a thread pool, and learn per file when trying is a waste.
  * See nowait(7).
  *
- * off_t must be 64 bits wide: on 32-bit targets build with
- * -D_FILE_OFFSET_BITS=64 (pkg-config --cflags nowait adds it).
+ * The structs below have reserved space so that later versions can add
+ * fields without changing their size: keep it zeroed.
  */
 #ifndef NOWAIT_H
 #define NOWAIT_H
@@ -15,37 +15,67 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+/*
+ * The library is built with a 64-bit off_t, so the caller must be too: on
+ * i386 without -D_FILE_OFFSET_BITS=64 (pkg-config --cflags nowait adds it)
+ * struct nowait_req would be 4 bytes smaller than the library's, which
+ * would write past it.
+ */
+#ifdef __cplusplus
+static_assert(sizeof(off_t) == 8, "libnowait needs -D_FILE_OFFSET_BITS=64");
+#else
+_Static_assert(sizeof(off_t) == 8, "libnowait needs -D_FILE_OFFSET_BITS=64");
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /*
- * Returned by nowait_read() and nowait_readv() when the request went to the
- * pool. Errno values lie in [-4095, -1] and byte counts are >= 0, so this
- * value is neither.
+ * Returned by nowait_read(), nowait_readv(), nowait_write() and
+ * nowait_writev() when the request went to the pool. Errno values lie in
+ * [-4095, -1] and byte counts are >= 0, so this value is neither.
  */
 #define NOWAIT_QUEUED ((ssize_t)-4096)
+
+/*
+ * Returned by nowait_try_read() and nowait_try_readv() when the rest of the
+ * read needs a blocking read, which the caller does (in its own pool).
+ * Neither a byte count nor an errno value, nor NOWAIT_QUEUED.
+ */
+#define NOWAIT_BLOCKING ((ssize_t)-4097)
+
+/* The most pool threads nowait_create() accepts. */
+#define NOWAIT_MAX_THREADS 1024
 
 struct nowait_ctx;
 struct nowait_file;
 
 /* Zero in any field selects the default shown. */
 struct nowait_params {
-	unsigned threads;		/* pool size: 4 */
+	unsigned threads;		/* pool size, at most NOWAIT_MAX_THREADS: 4 */
 	unsigned hit_ratio_min;		/* percent; skip inline below it, resume at 2x: 10 */
 	unsigned decay_shift;		/* new sample weighs 1/2^shift: 3 */
 	unsigned probe_interval;	/* while skipping, try every Nth read: 32 */
 	unsigned eopnotsupp_reprobe;	/* reads skipped after EOPNOTSUPP: 1024 */
-	/* Test seams: the real preadv2(2) and pthread_create(3) when NULL. */
+	/*
+	 * The real preadv2(2), pwritev2(2) and pthread_create(3) when NULL:
+	 * seams for tests, and the hook that can name or pin the library's
+	 * threads.
+	 */
 	ssize_t (*preadv2)(int fd, const struct iovec *iov, int iovcnt,
 			   off_t offset, int flags);
+	ssize_t (*pwritev2)(int fd, const struct iovec *iov, int iovcnt,
+			    off_t offset, int flags);
 	int (*thread_create)(pthread_t *thread, const pthread_attr_t *attr,
 			     void *(*fn)(void *), void *arg);
+	uint64_t reserved[8];		/* must be zero */
 };
 
 /*
- * Caller-owned; must stay valid until completion is reaped (or until
- * nowait_destroy() returns).
+ * Caller-owned. Once a call returned NOWAIT_QUEUED, the request, its iovec
+ * array and its buffers must stay valid and untouched until nowait_reap()
+ * returns it (or nowait_destroy() returns).
  */
 struct nowait_req {
 	void *user_data;	/* the caller's, never touched by the library */
@@ -59,6 +89,11 @@ struct nowait_req {
 	size_t done;
 	struct iovec one;
 	struct nowait_req *next;
+	struct nowait_req *wnext;	/* the file's queued writes */
+	unsigned blockers;	/* earlier overlapping writes not done */
+	int eperm;		/* the inline attempt said EPERM */
+	int write;
+	uint64_t reserved[4];	/* room for later private fields */
 };
 
 /* Reads counted by how they were served; every read counts in exactly one
@@ -79,6 +114,12 @@ struct nowait_stats {
 	uint64_t pool_jobs;
 	uint64_t bytes_inline;
 	uint64_t bytes_pool;
+	/* Writes: each counts in write_hits or write_pool_jobs. */
+	uint64_t write_hits;		/* completed inline */
+	uint64_t write_pool_jobs;	/* handed to the pool (all or the rest) */
+	uint64_t bytes_written_inline;
+	uint64_t bytes_written_pool;
+	uint64_t reserved[12];		/* zero; room for more counters */
 };
 
 int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp);
@@ -93,9 +134,17 @@ ssize_t nowait_read(struct nowait_file *file, struct nowait_req *req,
 		    void *buf, size_t len, off_t offset);
 ssize_t nowait_readv(struct nowait_file *file, struct nowait_req *req,
 		     const struct iovec *iov, int iovcnt, off_t offset);
+ssize_t nowait_try_read(struct nowait_file *file, void *buf, size_t len, off_t offset,
+			size_t *done);
+ssize_t nowait_try_readv(struct nowait_file *file, const struct iovec *iov, int iovcnt,
+			 off_t offset, size_t *done);
+ssize_t nowait_write(struct nowait_file *file, struct nowait_req *req,
+		     const void *buf, size_t len, off_t offset);
+ssize_t nowait_writev(struct nowait_file *file, struct nowait_req *req,
+		      const struct iovec *iov, int iovcnt, off_t offset);
 
-void nowait_stats(struct nowait_ctx *ctx, struct nowait_stats *stats);
-void nowait_file_stats(struct nowait_file *file, struct nowait_stats *stats);
+int nowait_stats(struct nowait_ctx *ctx, struct nowait_stats *stats);
+int nowait_file_stats(struct nowait_file *file, struct nowait_stats *stats);
 
 #ifdef __cplusplus
 }

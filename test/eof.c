@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* At or past the end of file, and across it, a cached read completes inline. */
+/*
+ * At or past the end of file, and across it, a cached read completes inline,
+ * also at offset -1 (the file position).
+ */
 #include "helpers.h"
 
 #define SIZE 100000
@@ -24,10 +27,14 @@ int main(void)
 	CHECK(nowait_read(f, &req, buf, sizeof(buf), SIZE + 12345) == 0);
 	CHECK(nowait_read(f, &req, buf, sizeof(buf), SIZE - 100) == 100);
 	CHECK(t_data_ok(buf, SIZE - 100, 100));
+	CHECK(lseek(fd, SIZE - 200, SEEK_SET) == SIZE - 200);
+	CHECK(nowait_read(f, &req, buf, sizeof(buf), -1) == 200);
+	CHECK(t_data_ok(buf, SIZE - 200, 200));
+	CHECK(nowait_read(f, &req, buf, sizeof(buf), -1) == 0);
 
 	nowait_stats(ctx, &st);
-	CHECK(st.hits == 3 && st.pool_jobs == 0 && st.bytes_inline == 100);
-	CHECK(atomic_load(&t_nowait_calls) == 3);
+	CHECK(st.hits == 5 && st.pool_jobs == 0 && st.bytes_inline == 300);
+	CHECK(atomic_load(&t_nowait_calls) == 5);
 
 	CHECK(nowait_file_close(f) == 0);
 	nowait_destroy(ctx);

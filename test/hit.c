@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* A cached read completes inline, returns the byte count and posts nothing. */
+/*
+ * A cached read completes inline, returns the byte count (in req->res too)
+ * and posts nothing.
+ */
 #include "helpers.h"
 
 #include <poll.h>
@@ -8,7 +11,7 @@ int main(void)
 {
 	struct nowait_ctx *ctx;
 	struct nowait_file *f;
-	struct nowait_req req = { 0 }, *done;
+	struct nowait_req req = { .res = -1 }, *done;
 	struct nowait_stats st;
 	struct pollfd pfd;
 	char buf[16384];
@@ -21,6 +24,7 @@ int main(void)
 	CHECK(nowait_file_open(ctx, fd, &f) == 0);
 
 	CHECK(nowait_read(f, &req, buf, sizeof(buf), 8192) == sizeof(buf));
+	CHECK(req.res == sizeof(buf));
 	CHECK(t_data_ok(buf, 8192, sizeof(buf)));
 	pfd = (struct pollfd){ .fd = nowait_fd(ctx), .events = POLLIN };
 	CHECK(poll(&pfd, 1, 100) == 0);

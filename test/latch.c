@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * ENOSYS (no preadv2) and EPERM (a seccomp filter) stop inline attempts for
- * the whole context, on every file; the reads still succeed through the pool.
+ * ENOSYS (no preadv2), and EPERM that the pool's plain read does not get (a
+ * seccomp filter refusing the flag), stop inline attempts for the whole
+ * context, on every file; the reads still succeed through the pool. EPERM
+ * that the plain read gets too (an on-access scanner denying one file) stops
+ * them on that file only.
  */
 #include "helpers.h"
 
@@ -44,6 +47,43 @@ static void latch(int err, struct nowait_stats *ctx_st, struct nowait_stats *fil
 	close(fd);
 }
 
+static void one_file(void)
+{
+	struct nowait_params p = { .preadv2 = t_preadv2 };
+	struct nowait_ctx *ctx;
+	struct nowait_file *denied, *other;
+	struct nowait_req req = { 0 };
+	struct nowait_stats st;
+	char buf[4096];
+	int fd = t_file(65536);
+
+	t_warm(fd, 0, 65536);
+	atomic_store(&t_nowait_calls, 0);
+	CHECK(nowait_create(&p, &ctx) == 0);
+	CHECK(nowait_file_open(ctx, fd, &denied) == 0);
+	CHECK(nowait_file_open(ctx, fd, &other) == 0);
+
+	atomic_store(&t_nowait_errno, EPERM);
+	atomic_store(&t_pool_errno, EPERM);
+	CHECK(nowait_read(denied, &req, buf, sizeof(buf), 0) == NOWAIT_QUEUED);
+	CHECK(t_wait(ctx) == &req && req.res == -EPERM);
+	atomic_store(&t_nowait_errno, 0);
+	atomic_store(&t_pool_errno, 0);
+
+	CHECK(nowait_read(other, &req, buf, sizeof(buf), 4096) == sizeof(buf));
+	CHECK(t_data_ok(buf, 4096, sizeof(buf)));
+	CHECK(nowait_read(denied, &req, buf, sizeof(buf), 4096) == NOWAIT_QUEUED);
+	CHECK(t_wait(ctx) == &req && req.res == sizeof(buf));
+	CHECK(atomic_load(&t_nowait_calls) == 2);
+	nowait_file_stats(denied, &st);
+	CHECK(st.fb_eperm == 2 && st.pool_jobs == 2);
+	nowait_stats(ctx, &st);
+	CHECK(st.fb_eperm == 2 && st.hits == 1);
+
+	nowait_destroy(ctx);
+	close(fd);
+}
+
 int main(void)
 {
 	struct nowait_stats c, f;
@@ -53,5 +93,6 @@ int main(void)
 	CHECK(c.fb_enosys == 3 && f.fb_enosys == 1);
 	latch(EPERM, &c, &f);
 	CHECK(c.fb_eperm == 3 && f.fb_eperm == 1);
+	one_file();
 	return 0;
 }
