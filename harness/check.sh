@@ -43,7 +43,10 @@ checkpatch_series() {
 	local p out
 	while read -r p; do
 		case $p in '' | '#'*) continue ;; esac
-		out=$(cd "$NOWAIT_SRC" && ./scripts/checkpatch.pl --strict -q "$NOWAIT_ROOT/kernel/patches/$p" 2>&1)
+		# Debian's python3 first: spdxcheck.py, run on new files, imports
+		# python3-ply and python3-git, which another python3 on PATH lacks.
+		out=$(cd "$NOWAIT_SRC" && PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict -q \
+			"$NOWAIT_ROOT/kernel/patches/$p" 2>&1)
 		if [ -z "$out" ] || printf '%s\n' "$out" | grep -q '^total: 0 errors, 0 warnings'; then
 			record "PASS checkpatch: $p"
 		else

@@ -9,6 +9,7 @@ pkgs=(
 	qemu-system-x86 busybox-static
 	e2fsprogs xfsprogs btrfs-progs dosfstools exfatprogs
 	liburing-dev fio gnuplot-nox jq pkgconf python3 trinity
+	python3-ply python3-git
 )
 missing=()
 for p in "${pkgs[@]}"; do
