@@ -70,3 +70,15 @@ for k in kernels:
     print(f"| {k} | {us(r['cold_us']['p50'])} | {us(r['flagged_miss_us']['p50'])} | "
           f"{us(r['after_miss_us']['p50'])} | {us(r['after_miss_1ms_us']['p50'])} | "
           f"{r['ratio_1ms_p50']:.2f} |")
+
+print("\n### Cold buffered io_uring reads: sleeps inside the submitting io_uring_enter()\n")
+print("| kernel | reads | completed in submit | by io-wq | submits that slept "
+      "| submit p50 µs | submit p99 µs | submit max µs |")
+print("|---" * 8 + "|")
+for k in kernels:
+    u = block[k].get("uring")
+    if u is None:
+        continue
+    s = u["submit_us"]
+    print(f"| {k} | {u['calls']} | {u['in_submit']} | {u['by_worker']} | **{u['slept']}** | "
+          f"{us(s['p50'])} | {us(s['p99'])} | {us(s['max'])} |")

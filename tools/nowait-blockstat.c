@@ -3,7 +3,9 @@
  * nowait-blockstat: do preadv2(RWF_NOWAIT) misses sleep in the caller, is
  * the readahead they hand off done (the cold phase's offsets replayed
  * --settle seconds later), and how much does a failed flagged read speed up
- * the blocking read that retries it?  Runs as root (it writes /proc/sys/vm/drop_caches).  It is a
+ * the blocking read that retries it?  And do buffered io_uring reads of cold
+ * data sleep inside io_uring_enter(), which should hand them to io-wq?
+ * Runs as root (it writes /proc/sys/vm/drop_caches).  It is a
  * measurement, not a test: it exits 0 whatever the figures are, 77 when the
  * filesystem refuses RWF_NOWAIT, 1 on a setup error.
  *
@@ -31,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nowait_ring.h"
+
 #ifndef RWF_NOWAIT
 #define RWF_NOWAIT 0x00000008	/* uapi value; older glibc headers lack it */
 #endif
@@ -50,6 +54,13 @@ struct phase {
 	int other_errno;	/* last errno counted as OTHER; 0: a 0 return */
 	double cached;		/* % of both files resident before the calls */
 	int64_t *ns[4];		/* latencies per class, sorted after the run */
+};
+
+/* Cold buffered IORING_OP_READs, each submitted alone. */
+struct uring {
+	unsigned calls, in_submit, by_worker, other, slept;
+	int other_res;		/* last completion counted as other */
+	int64_t *submit_ns;	/* io_uring_enter() submitting it, sorted */
 };
 
 struct retry {
@@ -347,6 +358,55 @@ static void run_retry(struct retry *r, const int fd[2], off_t size,
 	qsort(r->waited, k, sizeof(int64_t), cmp64);
 }
 
+/*
+ * io_uring's inline attempt of a cold read: it must hand the read to an
+ * io-wq worker without sleeping in the submitter (the caller's event loop).
+ */
+static void run_uring(struct uring *u, const int fd[2], off_t size,
+		      unsigned calls, uint64_t seed, void *buf)
+{
+	struct ring ring;
+
+	if (ring_init(&ring) < 0)
+		die_sys("io_uring_setup");
+	/*
+	 * Not counted: the first miss creates the io-wq worker, and that
+	 * allocates, as it does once in any program.
+	 */
+	if (ring_rw(&ring, IORING_OP_READ, fd[0], buf, IO, size - IO, 0) ||
+	    !ring_reap(&ring, true, &(int){ 0 }))
+		die_sys("io_uring warm-up read");
+	u->submit_ns = xcalloc(calls, sizeof(int64_t));
+	for (unsigned i = 0; i < calls; i++) {
+		long cs;
+		int64_t t;
+		int f, err, res = 0;
+		off_t off;
+		bool done;
+
+		pick(&seed, fd, size, &f, &off);
+		cs = nvcsw();
+		t = now_ns();
+		err = ring_rw(&ring, IORING_OP_READ, f, buf, IO, off, 0);
+		u->submit_ns[u->calls++] = now_ns() - t;
+		u->slept += nvcsw() > cs;
+		if (err)
+			die("io_uring_enter: %s", strerror(-err));
+		done = ring_reap(&ring, false, &res);
+		if (!done && !ring_reap(&ring, true, &res))
+			die_sys("io_uring_enter (wait)");
+		if (res != IO) {
+			u->other++;
+			u->other_res = res;
+		} else if (done) {
+			u->in_submit++;
+		} else {
+			u->by_worker++;
+		}
+	}
+	qsort(u->submit_ns, u->calls, sizeof(int64_t), cmp64);
+}
+
 static void print_us(double us)
 {
 	if (us < 0)
@@ -368,7 +428,8 @@ static void retry_row(const char *label, const int64_t *v, unsigned k,
 	printf("\n");
 }
 
-static void print_table(const struct phase *ph, int nph, const struct retry *r)
+static void print_table(const struct phase *ph, int nph, const struct uring *u,
+			const struct retry *r)
 {
 	printf("\n%-10s %6s %6s %6s %6s %6s %6s %6s | %-26s | %s\n", "", "",
 	       "", "", "", "", "", "", "EAGAIN latency, us", "hit latency, us");
@@ -396,6 +457,20 @@ static void print_table(const struct phase *ph, int nph, const struct retry *r)
 	}
 	printf("cached: share of both files in the page cache before the calls;\n"
 	       "slept: calls during which the thread made a voluntary context switch.\n");
+
+	printf("\n%-10s %6s %9s %9s %6s %6s | %8s %8s %8s\n", "io_uring", "calls",
+	       "in submit", "by io-wq", "other", "slept", "p50 us", "p99 us",
+	       "max us");
+	printf("%-10s %6u %9u %9u %6u %6u |", "cold", u->calls, u->in_submit,
+	       u->by_worker, u->other, u->slept);
+	print_us(pct_us(u->submit_ns, u->calls, 50));
+	print_us(pct_us(u->submit_ns, u->calls, 99));
+	print_us(pct_us(u->submit_ns, u->calls, 100));
+	printf("\n");
+	if (u->other)
+		printf("%-10s other: last completion was %d\n", "", u->other_res);
+	printf("io_uring: buffered IORING_OP_READs of cold data, one per io_uring_enter();\n"
+	       "slept and the latencies are those of the submitting io_uring_enter().\n");
 
 	char title[64];
 
@@ -454,7 +529,8 @@ static void json_dist(FILE *f, const char *key, const int64_t *v, size_t n,
 
 static void write_json(const char *path, const char *release, const char *dir,
 		       unsigned mib, uint64_t seed, const uint64_t ext[2],
-		       const struct phase *ph, int nph, const struct retry *r)
+		       const struct phase *ph, int nph, const struct uring *u,
+		       const struct retry *r)
 {
 	FILE *f = fopen(path, "w");
 	unsigned k = r->samples;
@@ -482,7 +558,11 @@ static void write_json(const char *path, const char *release, const char *dir,
 		json_dist(f, "hit_us", p->ns[HIT], p->n[HIT], 99, "}");
 		fputs(i + 1 < nph ? ",\n" : "\n", f);
 	}
-	fprintf(f, "  ],\n  \"retry\": {\"samples\": %u,\n    ", k);
+	fprintf(f, "  ],\n  \"uring\": {\"calls\": %u, \"in_submit\": %u, "
+		"\"by_worker\": %u, \"other\": %u, \"slept\": %u,\n    ",
+		u->calls, u->in_submit, u->by_worker, u->other, u->slept);
+	json_dist(f, "submit_us", u->submit_ns, u->calls, 99, "},\n");
+	fprintf(f, "  \"retry\": {\"samples\": %u,\n    ", k);
 	json_dist(f, "cold_us", r->cold, k, 90, ",\n    ");
 	json_dist(f, "after_miss_us", r->after, k, 90, ",\n    ");
 	json_dist(f, "flagged_miss_us", r->flagged, k, 90, ",\n    ");
@@ -537,6 +617,7 @@ int main(int argc, char **argv)
 	struct phase ph[4] = { { .name = "cold" }, { .name = "replay" },
 			       { .name = "cold-again" }, { .name = "warm" } };
 	struct retry r = { 0 };
+	struct uring u = { 0 };
 	struct utsname uts;
 	char path[2][4096];
 	int fd[2], o;
@@ -604,9 +685,12 @@ int main(int argc, char **argv)
 			plain_read(fd[f], buf, off);
 	run_phase(&ph[3], fd, size, calls, seed + 2, buf);
 	run_retry(&r, fd, size, seed + 3, buf);
+	drop_caches();
+	run_uring(&u, fd, size, calls, seed + 4, buf);
 
-	print_table(ph, 4, &r);
+	print_table(ph, 4, &u, &r);
 	if (json)
-		write_json(json, uts.release, dir, mib, seed, ext, ph, 4, &r);
+		write_json(json, uts.release, dir, mib, seed, ext, ph, 4, &u,
+			   &r);
 	return 0;
 }

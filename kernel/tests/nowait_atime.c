@@ -98,12 +98,6 @@ static struct timespec age_atime(struct __test_metadata *_metadata,
 	return st.st_atim;
 }
 
-static bool ts_after(struct timespec a, struct timespec b)
-{
-	return a.tv_sec > b.tv_sec ||
-	       (a.tv_sec == b.tv_sec && a.tv_nsec > b.tv_nsec);
-}
-
 /* Poll stat until the atime moved past @old, for up to ATIME_MS. */
 static void expect_atime_update(struct __test_metadata *_metadata,
 				FIXTURE_DATA(atime) *self,
@@ -113,11 +107,11 @@ static void expect_atime_update(struct __test_metadata *_metadata,
 
 	for (int waited = 0;; waited += 10) {
 		ASSERT_EQ(0, fstat(self->f.fd, &st));
-		if (ts_after(st.st_atim, old) || waited >= ATIME_MS)
+		if (nowait_ts_after(st.st_atim, old) || waited >= ATIME_MS)
 			break;
 		nowait_msleep(10);
 	}
-	EXPECT_TRUE(ts_after(st.st_atim, old))
+	EXPECT_TRUE(nowait_ts_after(st.st_atim, old))
 		TH_LOG("the atime update of %s was lost: atime still %jd.%09ld after %d ms",
 		       after, (intmax_t)st.st_atim.tv_sec,
 		       (long)st.st_atim.tv_nsec, ATIME_MS);
@@ -141,7 +135,7 @@ TEST_F(atime, cached_read_updates_atime)
 	ASSERT_EQ(0, fstat(self->f.fd, &st));
 	NOWAIT_ASSERT_PATTERN(self->buf, (size_t)self->size, 0, self->f.seed);
 	if (!atime_deferred(&variant->fs))
-		EXPECT_TRUE(ts_after(st.st_atim, old))
+		EXPECT_TRUE(nowait_ts_after(st.st_atim, old))
 			TH_LOG("stat() right after a cached NOWAIT read shows the old atime %jd.%09ld",
 			       (intmax_t)st.st_atim.tv_sec,
 			       (long)st.st_atim.tv_nsec);
@@ -165,15 +159,9 @@ TEST_F(atime, atime_survives_fsync_and_eviction)
 					   (size_t)self->size, 0))
 		TH_LOG("errno %s", nowait_errname(errno));
 	expect_atime_update(_metadata, self, old, "a cached NOWAIT read");
-	ASSERT_EQ(0, fsync(self->f.fd));
-	ASSERT_EQ(0, close(self->f.fd));
-	if (self->f.wfd == self->f.fd)
-		self->f.wfd = -1;
-	self->f.fd = -1;
-	/* 3: the page cache, and the dentries and inodes */
-	ASSERT_TRUE(nowait_write_file("/proc/sys/vm/drop_caches", "3"));
+	NOWAIT_TFILE_SYNC_AND_EVICT(&self->f);
 	ASSERT_EQ(0, stat(self->f.path, &st));
-	EXPECT_TRUE(ts_after(st.st_atim, old))
+	EXPECT_TRUE(nowait_ts_after(st.st_atim, old))
 		TH_LOG("after fsync and eviction the atime is the old %jd.%09ld again",
 		       (intmax_t)st.st_atim.tv_sec, (long)st.st_atim.tv_nsec);
 }

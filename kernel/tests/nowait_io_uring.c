@@ -24,119 +24,9 @@
 #include "kselftest_harness.h"
 #include "nowait_test.h"
 
-#include <dirent.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <linux/io_uring.h>
+#include "nowait_ring.h"
 
 #define FILE_PAGES 4
-
-struct ring {
-	int fd;
-	unsigned int *sq_tail, *sq_mask, *sq_array;
-	unsigned int *cq_head, *cq_tail, *cq_mask;
-	struct io_uring_sqe *sqes;
-	struct io_uring_cqe *cqes;
-	void *sq_map, *cq_map;
-	size_t sq_len, cq_len;
-};
-
-/* A case's ring is never torn down: it goes with the case's process. */
-
-static int ring_init(struct ring *r)
-{
-	struct io_uring_params p = { 0 };
-
-	r->fd = (int)syscall(__NR_io_uring_setup, 4, &p);
-	if (r->fd < 0)
-		return -1;
-	r->sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned int);
-	r->cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
-	r->sq_map = mmap(NULL, r->sq_len, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQ_RING);
-	r->cq_map = mmap(NULL, r->cq_len, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_CQ_RING);
-	r->sqes = mmap(NULL, p.sq_entries * sizeof(struct io_uring_sqe), PROT_READ | PROT_WRITE,
-		       MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQES);
-	if (r->sq_map == MAP_FAILED || r->cq_map == MAP_FAILED ||
-	    r->sqes == MAP_FAILED)
-		return -1;
-	r->sq_tail = (unsigned int *)((char *)r->sq_map + p.sq_off.tail);
-	r->sq_mask = (unsigned int *)((char *)r->sq_map + p.sq_off.ring_mask);
-	r->sq_array = (unsigned int *)((char *)r->sq_map + p.sq_off.array);
-	r->cq_head = (unsigned int *)((char *)r->cq_map + p.cq_off.head);
-	r->cq_tail = (unsigned int *)((char *)r->cq_map + p.cq_off.tail);
-	r->cq_mask = (unsigned int *)((char *)r->cq_map + p.cq_off.ring_mask);
-	r->cqes = (struct io_uring_cqe *)((char *)r->cq_map + p.cq_off.cqes);
-	return 0;
-}
-
-/* Queue one IORING_OP_READ and submit it; 0 or -errno from the enter. */
-static int ring_read(struct ring *r, int fd, void *buf, unsigned int len,
-		     off_t off, __kernel_rwf_t flags)
-{
-	unsigned int tail = *r->sq_tail, idx = tail & *r->sq_mask;
-	struct io_uring_sqe *sqe = &r->sqes[idx];
-
-	memset(sqe, 0, sizeof(*sqe));
-	sqe->opcode = IORING_OP_READ;
-	sqe->fd = fd;
-	sqe->addr = (uintptr_t)buf;
-	sqe->len = len;
-	sqe->off = (__u64)off;
-	sqe->rw_flags = flags;
-	r->sq_array[idx] = idx;
-	__atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
-	if (syscall(__NR_io_uring_enter, r->fd, 1, 0, 0, NULL, 0) != 1)
-		return -errno;
-	return 0;
-}
-
-/* Take the next completion; wait for one if @wait. */
-static bool ring_reap(struct ring *r, bool wait, int *res)
-{
-	unsigned int head = *r->cq_head;
-
-	if (head == __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE)) {
-		if (!wait)
-			return false;
-		if (syscall(__NR_io_uring_enter, r->fd, 0, 1,
-			    IORING_ENTER_GETEVENTS, NULL, 0) < 0)
-			return false;
-		if (head == __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE))
-			return false;
-	}
-	*res = r->cqes[head & *r->cq_mask].res;
-	__atomic_store_n(r->cq_head, head + 1, __ATOMIC_RELEASE);
-	return true;
-}
-
-/* io-wq workers of this process, by their thread name. */
-static int iowq_workers(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *de;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
-		char path[300], comm[32] = "";
-		FILE *f;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "iou-wrk", 7))
-			n++;
-		fclose(f);
-	}
-	closedir(d);
-	return n;
-}
 
 FIXTURE(uring) {
 	struct nowait_tfile f;
@@ -185,8 +75,8 @@ TEST_F(uring, cached_read_completes_in_submit)
 
 	make_cached(_metadata, self);
 	ASSERT_EQ(0, iowq_workers());
-	ASSERT_EQ(0, ring_read(&self->ring, self->f.fd, self->buf,
-			       (unsigned int)self->len, 0, 0));
+	ASSERT_EQ(0, ring_rw(&self->ring, IORING_OP_READ, self->f.fd,
+			     self->buf, (unsigned int)self->len, 0, 0));
 	/* Completed before io_uring_enter() returned: by the submitter. */
 	in_submit = ring_reap(&self->ring, false, &res);
 	EXPECT_TRUE(in_submit)
@@ -209,8 +99,8 @@ static void read_evicted(struct __test_metadata *_metadata,
 {
 	NOWAIT_EVICT(self->f.fd);
 	NOWAIT_ASSERT_RESIDENCY(self->f.fd, "....");
-	ASSERT_EQ(0, ring_read(&self->ring, self->f.fd, self->buf,
-			       (unsigned int)self->len, 0, flags));
+	ASSERT_EQ(0, ring_rw(&self->ring, IORING_OP_READ, self->f.fd,
+			     self->buf, (unsigned int)self->len, 0, flags));
 	ASSERT_TRUE(ring_reap(&self->ring, true, res));
 }
 
@@ -254,10 +144,10 @@ TEST_F(uring, miss_does_not_sleep_in_submit)
 		NOWAIT_EVICT(self->f.fd);
 		NOWAIT_ASSERT_RESIDENCY(self->f.fd, "....");
 		memset(self->buf, 0, self->len);
-		r = NOWAIT_MEASURE(slept, ring_read(&self->ring, self->f.fd,
-						    self->buf,
-						    (unsigned int)self->len,
-						    0, 0));
+		r = NOWAIT_MEASURE(slept, ring_rw(&self->ring, IORING_OP_READ,
+						  self->f.fd, self->buf,
+						  (unsigned int)self->len,
+						  0, 0));
 		ASSERT_EQ(0, r) TH_LOG("submit: %s", nowait_errname(-r));
 		slept_calls += slept;
 		ASSERT_TRUE(ring_reap(&self->ring, true, &res));

@@ -483,6 +483,18 @@ static inline bool nowait_swap_active(void)
 	return lines > 1;
 }
 
+/* Whether timestamp @a is later than @b, or the same. */
+static inline bool nowait_ts_after(struct timespec a, struct timespec b)
+{
+	return a.tv_sec > b.tv_sec ||
+	       (a.tv_sec == b.tv_sec && a.tv_nsec > b.tv_nsec);
+}
+
+static inline bool nowait_ts_equal(struct timespec a, struct timespec b)
+{
+	return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
 /*
  * Booted by the nowait harness (its job is on the kernel command line):
  * only there may a test reconfigure the machine (dm targets, cgroups).
@@ -957,6 +969,20 @@ static inline void nowait_loop_detach(int n)
 	errno = e_;							\
 	r_;								\
 })
+
+/*
+ * fsync() and close the test file, then drop the page cache, dentries and
+ * inodes (drop_caches 3): what a stat() or a read of the path sees next is
+ * what the filesystem wrote, not what memory held.
+ */
+#define NOWAIT_TFILE_SYNC_AND_EVICT(t) do {				\
+	ASSERT_EQ(0, fsync((t)->fd));					\
+	ASSERT_EQ(0, close((t)->fd));					\
+	if ((t)->wfd == (t)->fd)					\
+		(t)->wfd = -1;						\
+	(t)->fd = -1;							\
+	ASSERT_TRUE(nowait_write_file("/proc/sys/vm/drop_caches", "3"));\
+} while (0)
 
 /*
  * Skip a case that needs evictable page cache where there is none. It

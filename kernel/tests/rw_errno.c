@@ -33,9 +33,9 @@
  * Where the filesystem decides (O_DIRECT, NOWAIT writes), the setup pins
  * down what it decides on: the file is fully written and, for O_DIRECT,
  * written back and evicted; before every call its mtime is set into the
- * past, so that a NOWAIT write on xfs, which must update mtime first,
- * deterministically gets EAGAIN (fs/inode.c:file_modified_flags) instead of
- * depending on whether the last write fell in the same clock tick.
+ * past, so that every NOWAIT write has to update it (fs/inode.c:
+ * file_modified_flags) instead of depending on whether the last write fell
+ * in the same clock tick: btrfs then deterministically refuses it.
  */
 #include "kselftest_harness.h"
 #include "nowait_test.h"
@@ -74,13 +74,14 @@ struct row {
 };
 
 /*
- * A NOWAIT buffered write: ext4 refuses it (fs/ext4/file.c:
- * ext4_buffered_write_iter), xfs must update the (aged) mtime first
- * (fs/xfs/xfs_file.c:xfs_file_write_checks -> kiocb_modified), btrfs must
- * COW (fs/btrfs/file.c:btrfs_write_check), the rest have no FMODE_NOWAIT
+ * A NOWAIT buffered write: xfs writes it (@x: what it returns), its times
+ * updated without a transaction (fs/inode.c:file_modified_flags with
+ * S_NOWAIT), btrfs refuses the (aged) mtime update, which needs a
+ * transaction (fs/btrfs/inode.c:btrfs_update_time), ext4 refuses it
+ * (fs/ext4/file.c:ext4_buffered_write_iter), the rest have no FMODE_NOWAIT
  * (include/linux/fs.h:kiocb_set_rw_flags; the series admits reads only).
  */
-#define WN "xfs,btrfs=EAGAIN *=EOPNOTSUPP"
+#define WN(x) "xfs=" x " btrfs=EAGAIN *=EOPNOTSUPP"
 
 /* noinline: the compiler must not see the bad arguments the rows pass */
 __attribute__((noinline))
@@ -411,8 +412,24 @@ struct shared {
 	bool wr;
 	int tid;
 	long bytes, err;
+	int *written;		/* records written by both threads */
 	unsigned char seen[NREC];	/* reads: which records came back */
 };
+
+/*
+ * A NOWAIT write that follows a written record can meet a lock held for a
+ * moment by the worker that logs the times of an earlier write (xfs) or
+ * by writeback: EAGAIN, which a caller retries. One before any record was
+ * written is the filesystem's answer to the row, and ends it.
+ */
+static bool shared_retry(struct shared *s, long r, int *tries)
+{
+	if (r != -EAGAIN || !s->wr || !(s->flags & RWF_NOWAIT) ||
+	    !__atomic_load_n(s->written, __ATOMIC_RELAXED) || ++*tries > 2000)
+		return false;
+	nowait_msleep(1);
+	return true;
+}
 
 static void *shared_worker(void *arg)
 {
@@ -431,7 +448,11 @@ static void *shared_worker(void *arg)
 			rec[0] = (unsigned char)s->tid;
 			rec[1] = (unsigned char)seq;
 		}
-		r = call(s->fd, s->wr, &iov, 1, -1, s->flags);
+		for (int tries = 0;;) {
+			r = call(s->fd, s->wr, &iov, 1, -1, s->flags);
+			if (!shared_retry(s, r, &tries))
+				break;
+		}
 		if (r == 0 && !s->wr)
 			break;
 		if (r != REC) {
@@ -439,6 +460,7 @@ static void *shared_worker(void *arg)
 			break;
 		}
 		s->bytes += r;
+		__atomic_add_fetch(s->written, 1, __ATOMIC_RELAXED);
 		if (!s->wr) {
 			/* Which record is this? The pattern says. */
 			for (int i = 0; i < NREC; i++)
@@ -456,6 +478,7 @@ static long run_shared_pos(struct ctx *c, bool wr, int fl)
 	char path[PATH_MAX];
 	pthread_t th[2];
 	long total = 0;
+	int written = 0;
 	off_t pos;
 	int fd;
 
@@ -473,6 +496,7 @@ static long run_shared_pos(struct ctx *c, bool wr, int fl)
 		s[i].fd = fd;
 		s[i].wr = wr;
 		s[i].flags = fl;
+		s[i].written = &written;
 		pthread_create(&th[i], NULL, shared_worker, &s[i]);
 	}
 	for (int i = 0; i < 2; i++)
@@ -558,12 +582,12 @@ enum { ROWS(ROW_ENUM) NROWS };
 
 static const struct row rows[NROWS] = {
 	[ROW_plain] = { "plain", run_plain, false,
-		{ "4096", "4096", "4096", WN },
+		{ "4096", "4096", "4096", WN("4096") },
 		"4096 bytes at offset 0 of a cached 8192-byte file; NOWAIT "
 		"reads on tmpfs, vfat, exfat, ext2, ovl are the series' "
 		"FOP_BUFFER_RNOWAIT (include/linux/fs.h:kiocb_buffered_read_nowait)" },
 	[ROW_at_eof] = { "at_eof", run_at_eof, false,
-		{ "0", "0", "4096", WN },
+		{ "0", "0", "4096", WN("4096") },
 		"offset 8192 (EOF) and EOF + 1 MiB, where no page is cached: "
 		"mm/filemap.c:filemap_read checks i_size before it looks for "
 		"pages, so a flagged read is 0, not EAGAIN, and queues no "
@@ -589,7 +613,7 @@ static const struct row rows[NROWS] = {
 	[ROW_iovlen_overflow] = { "iovlen_overflow", run_iovlen_overflow, false,
 		{ "x86_64=EFAULT i386=8192", "x86_64=EFAULT i386=8192",
 		  "x86_64=EFAULT btrfs=EFAULT i386=8192",
-		  "x86_64=EFAULT " WN },
+		  "x86_64=EFAULT " WN("8192") },
 		"{SSIZE_MAX, 1}: lib/iov_iter.c:__import_iovec, access_ok() "
 		"fails on x86_64; for i386 the total is cut to MAX_RW_COUNT, "
 		"the read ends at EOF, the write at the guard page (btrfs "
@@ -601,12 +625,12 @@ static const struct row rows[NROWS] = {
 		{ "EFAULT", "EFAULT", "EFAULT", "EFAULT" },
 		"iov on an unmapped page, iovcnt 2: lib/iov_iter.c:copy_iovec_from_user" },
 	[ROW_buf_unmapped] = { "buf_unmapped", run_buf_unmapped, false,
-		{ "EFAULT", "EFAULT", "EFAULT", WN },
+		{ "EFAULT", "EFAULT", "EFAULT", WN("EFAULT") },
 		"the copy faults: mm/filemap.c:filemap_read, "
 		"mm/shmem.c:shmem_file_read_iter, mm/filemap.c:generic_perform_write; "
 		"a NOWAIT write is refused before the copy" },
 	[ROW_buf_readonly] = { "buf_readonly", run_buf_readonly, false,
-		{ "EFAULT", "EFAULT", "4096", WN },
+		{ "EFAULT", "EFAULT", "4096", WN("4096") },
 		"a PROT_READ page: reads fault in the copy (mm/filemap.c:filemap_read), "
 		"writes only read it" },
 	[ROW_offset_negative] = { "offset_negative", run_offset_negative, false,
@@ -645,7 +669,7 @@ static const struct row rows[NROWS] = {
 		{ "btrfs,tmpfs=4096 *=EINVAL",
 		  "ext4,xfs=EINVAL btrfs=EAGAIN *=EOPNOTSUPP",
 		  "btrfs,tmpfs=4096 *=EINVAL",
-		  "ext4=EINVAL xfs,btrfs=EAGAIN *=EOPNOTSUPP" },
+		  "ext4,xfs=EINVAL btrfs=EAGAIN *=EOPNOTSUPP" },
 		"O_DIRECT, buffer at page + 1, evicted file: fs/iomap/direct-io.c:"
 		"iomap_dio_bio_iter (ext4, xfs, ext2, ovl on ext4), "
 		"fs/direct-io.c:__blockdev_direct_IO (vfat, exfat reads), "
@@ -653,7 +677,7 @@ static const struct row rows[NROWS] = {
 		"buffered (fs/btrfs/direct-io.c:btrfs_direct_read/write, a NOWAIT "
 		"miss or btrfs_write_check is EAGAIN), tmpfs O_DIRECT is "
 		"buffered (mm/shmem.c:shmem_file_open); NOWAIT with O_DIRECT "
-		"needs FMODE_NOWAIT; xfs: aged mtime" },
+		"needs FMODE_NOWAIT" },
 	[ROW_odirect_off] = { "odirect_off", run_odirect_off, true,
 		{ "btrfs,tmpfs=4096 *=EINVAL",
 		  "ext4,xfs=EINVAL btrfs=EAGAIN *=EOPNOTSUPP",
@@ -662,7 +686,7 @@ static const struct row rows[NROWS] = {
 		"O_DIRECT at offset 1, evicted file: as odirect_buf, but xfs "
 		"checks the sector alignment first (fs/xfs/xfs_file.c:xfs_file_dio_write)" },
 	[ROW_shared_pos] = { "shared_pos", run_shared_pos, false,
-		{ "65536", "65536", "65536", WN },
+		{ "65536", "65536", "65536", WN("65536") },
 		"two threads, one fd, offset -1, 512-byte records of a cached "
 		"64 KiB file: fdget_pos() serialises f_pos (fs/file.c), every "
 		"call moves a whole record, each record once, f_pos ends at the total" },

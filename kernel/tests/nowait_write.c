@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RWF_NOWAIT writes: what a flagged pwritev2() of data in memory gets on
+ * each filesystem, and that it never sleeps, whatever it answers.
+ *
+ * Before every case the file's mtime is set a day back, so that each write
+ * has to update the times (fs/inode.c:file_modified_flags): without the
+ * series that alone makes a NOWAIT write fail with EAGAIN on xfs, and on
+ * ext4 and xfs for O_DIRECT. With it, the times are set in memory at once
+ * and a stat() right after the write shows them; the part that needs a
+ * transaction is left to a worker, and fsync() writes them as it always did.
+ *
+ * Where a filesystem does not take flagged buffered writes yet, the cases
+ * pin down its answer (buffered_errno()) and that the refused write
+ * changed nothing.
+ */
+#include "kselftest_harness.h"
+#include "nowait_test.h"
+#include "nowait_ring.h"
+
+#include <sys/wait.h>
+
+#define FILE_PAGES	4
+#define MTIME_AGE	(24 * 3600)
+#define RECORDS		64	/* O_APPEND records in append_records */
+#define REC		4096
+#define HOT_WRITES	2000
+
+FIXTURE(write) {
+	struct nowait_tfile f;
+	size_t size;
+	unsigned char *buf;	/* what the cases write: another seed */
+	unsigned char *back;	/* what they read back */
+	struct timespec old;	/* the aged mtime */
+};
+
+FIXTURE_VARIANT(write) {
+	struct nowait_fs fs;
+};
+
+NOWAIT_FS_VARIANTS_RW(write)
+
+/*
+ * What a flagged buffered write of cached data gets with the series:
+ * - xfs writes it: its write path honours IOCB_NOWAIT (iomap), and the
+ *   times no longer need a transaction first;
+ * - btrfs answers EAGAIN: its ->update_time() needs a transaction;
+ * - ext4 refuses buffered NOWAIT writes (ext4_buffered_write_iter), and
+ *   the others have no FMODE_NOWAIT: EOPNOTSUPP.
+ */
+static int buffered_errno(const struct nowait_fs *fs)
+{
+	switch (fs->magic) {
+	case XFS_SUPER_MAGIC:
+		return 0;
+	case BTRFS_SUPER_MAGIC:
+		return EAGAIN;
+	default:
+		return EOPNOTSUPP;
+	}
+}
+
+/*
+ * The same for an aligned O_DIRECT overwrite of written blocks, which ext4
+ * takes too. By type: ext2 has ext4's magic.
+ */
+static int direct_errno(const struct nowait_fs *fs)
+{
+	if (!strcmp(fs->type, "ext4"))
+		return 0;
+	return buffered_errno(fs);
+}
+
+/* Set the mtime MTIME_AGE back; returns it as the filesystem stored it. */
+static struct timespec age_mtime(struct __test_metadata *_metadata, int fd)
+{
+	struct timespec ts[2] = { { 0, UTIME_OMIT }, { 0, 0 } };
+	struct stat st;
+
+	ASSERT_EQ(0, clock_gettime(CLOCK_REALTIME, &ts[1]));
+	ts[1].tv_sec -= MTIME_AGE;
+	ASSERT_EQ(0, futimens(fd, ts));
+	ASSERT_EQ(0, fstat(fd, &st));
+	ASSERT_TRUE(st.st_mtim.tv_sec <= ts[1].tv_sec + 2)
+		TH_LOG("setup: the mtime did not go back: %jd",
+		       (intmax_t)st.st_mtim.tv_sec);
+	return st.st_mtim;
+}
+
+FIXTURE_SETUP(write)
+{
+	self->size = FILE_PAGES * nowait_page();
+	NOWAIT_TFILE_SETUP(&self->f, &variant->fs, (off_t)self->size);
+	ASSERT_EQ(0, fsync(self->f.fd));
+	self->buf = malloc(self->size);
+	self->back = malloc(self->size);
+	ASSERT_NE(NULL, self->buf);
+	ASSERT_NE(NULL, self->back);
+	/* touched, so that copying from or into them cannot fault */
+	nowait_fill(self->buf, self->size, 0, self->f.seed + 1);
+	memset(self->back, 0, self->size);
+	NOWAIT_ASSERT_RESIDENCY(self->f.fd, "RRRR");
+	self->old = age_mtime(_metadata, self->f.fd);
+}
+
+FIXTURE_TEARDOWN_PARENT(write)
+{
+	nowait_tfile_remove(&self->f);
+}
+
+/*
+ * One flagged write that must not sleep, whatever it returns; the result
+ * and errno pass through.
+ */
+#define NOWAIT_PWRITE(fd, buf, len, off, flags) ({			\
+	bool slept_;							\
+	ssize_t r_ = NOWAIT_MEASURE(slept_, nowait_pwritev2((fd), (buf), \
+					(len), (off), RWF_NOWAIT | (flags))); \
+	int e_ = errno;							\
+	EXPECT_FALSE(slept_)						\
+		TH_LOG("an RWF_NOWAIT write of %zu bytes at offset %jd slept (it returned %zd%s%s)", \
+		       (size_t)(len), (intmax_t)(off), r_,		\
+		       r_ < 0 ? ", " : "", r_ < 0 ? nowait_errname(e_) : ""); \
+	errno = e_;							\
+	r_;								\
+})
+
+/* The file holds @seed's pattern in [off, off + len). */
+static void expect_content(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(write) *self, off_t off, size_t len,
+			   uint32_t seed)
+{
+	ASSERT_EQ((ssize_t)len, pread(self->f.fd, self->back, len, off));
+	NOWAIT_ASSERT_PATTERN(self->back, len, off, seed);
+}
+
+/* A refused write changed neither the data nor the mtime. */
+static void expect_untouched(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(write) *self)
+{
+	struct stat st;
+
+	ASSERT_EQ(0, fstat(self->f.fd, &st));
+	EXPECT_TRUE(nowait_ts_equal(st.st_mtim, self->old))
+		TH_LOG("a refused write moved the mtime to %jd.%09ld",
+		       (intmax_t)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+	EXPECT_EQ((off_t)self->size, st.st_size);
+	expect_content(_metadata, self, 0, self->size, self->f.seed);
+}
+
+/*
+ * Overwrite the whole file with one flagged write. Returns false where the
+ * filesystem refuses it (@want, from buffered_errno()), once it checked
+ * that the refused write changed nothing.
+ */
+static bool write_whole(struct __test_metadata *_metadata,
+			FIXTURE_DATA(write) *self, int want)
+{
+	ssize_t r = NOWAIT_PWRITE(self->f.fd, self->buf, self->size, 0, 0);
+
+	if (want) {
+		NOWAIT_ASSERT_ERRNO(r, want);
+		expect_untouched(_metadata, self);
+		return false;
+	}
+	ASSERT_EQ((ssize_t)self->size, r)
+		TH_LOG("errno %s", nowait_errname(errno));
+	return true;
+}
+
+/*
+ * Overwrite the whole cached file: written without sleeping, and the new
+ * mtime is visible to the stat() right after it.
+ */
+TEST_F(write, cached_overwrite)
+{
+	struct stat st;
+
+	if (!write_whole(_metadata, self, buffered_errno(&variant->fs)))
+		return;
+	ASSERT_EQ(0, fstat(self->f.fd, &st));
+	EXPECT_TRUE(nowait_ts_after(st.st_mtim, self->old))
+		TH_LOG("stat() right after the write shows the old mtime %jd",
+		       (intmax_t)st.st_mtim.tv_sec);
+	EXPECT_TRUE(nowait_ts_after(st.st_ctim, self->old));
+	expect_content(_metadata, self, 0, self->size, self->f.seed + 1);
+}
+
+/*
+ * A flagged write of data in memory can still meet a lock that someone
+ * holds for a moment: the worker logging the times of an earlier write
+ * (xfs_fs_dirty_inode() holds the ILOCK), or writeback. That is EAGAIN,
+ * never a sleep. Retry it after a pause, a bounded number of times, and
+ * count the EAGAINs; any other answer fails the case.
+ */
+static void write_retrying(struct __test_metadata *_metadata, int fd,
+			   const void *buf, size_t len, off_t off, int *eagains)
+{
+	for (int tries = 0;; tries++) {
+		ssize_t r = NOWAIT_PWRITE(fd, buf, len, off, 0);
+
+		if (r == (ssize_t)len)
+			return;
+		ASSERT_EQ(-1, r) TH_LOG("a short write: %zd of %zu", r, len);
+		ASSERT_EQ(EAGAIN, errno) TH_LOG("errno %s",
+						nowait_errname(errno));
+		ASSERT_LT(tries, 2000)
+			TH_LOG("still EAGAIN after 2000 tries, 1 ms apart");
+		(*eagains)++;
+		nowait_msleep(1);
+	}
+}
+
+/*
+ * A logger's records: O_APPEND, a page each, into pages that do not exist
+ * yet. Each is written by a flagged call that does not sleep, at the end,
+ * in order.
+ */
+TEST_F(write, append_records)
+{
+	int want = buffered_errno(&variant->fs), eagains = 0;
+	off_t end = (off_t)self->size;
+	int afd;
+
+	afd = open(self->f.path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	ASSERT_LE(0, afd) TH_LOG("open: %s", nowait_errname(errno));
+	for (int i = 0; i < RECORDS; i++) {
+		nowait_fill(self->buf, REC, (uint64_t)end, self->f.seed + 1);
+		if (want) {
+			NOWAIT_ASSERT_ERRNO(NOWAIT_PWRITE(afd, self->buf, REC,
+							  -1, 0), want);
+			continue;
+		}
+		write_retrying(_metadata, afd, self->buf, REC, -1, &eagains);
+		end += REC;
+	}
+	close(afd);
+	if (want) {
+		expect_untouched(_metadata, self);
+		return;
+	}
+	ksft_print_msg("%d records, %d EAGAIN retries\n", RECORDS, eagains);
+	for (off_t off = (off_t)self->size; off < end; off += REC)
+		expect_content(_metadata, self, off, REC, self->f.seed + 1);
+}
+
+/*
+ * The mtime a flagged write set reaches the disk with fsync(): after close
+ * and the eviction of the inode, the filesystem gives back the same mtime
+ * and the new data.
+ */
+TEST_F(write, mtime_survives_fsync_and_eviction)
+{
+	struct stat st, after;
+
+	if (!write_whole(_metadata, self, buffered_errno(&variant->fs)))
+		return;
+	NOWAIT_NEED_EVICTABLE(&self->f);
+	if (!nowait_in_guest())
+		SKIP(return, "drop_caches is only used in the test guest");
+	ASSERT_EQ(0, fstat(self->f.fd, &st));
+	ASSERT_TRUE(nowait_ts_after(st.st_mtim, self->old));
+	NOWAIT_TFILE_SYNC_AND_EVICT(&self->f);
+	ASSERT_EQ(0, stat(self->f.path, &after));
+	EXPECT_TRUE(nowait_ts_equal(st.st_mtim, after.st_mtim))
+		TH_LOG("mtime %jd.%09ld after the write, %jd.%09ld after fsync and eviction",
+		       (intmax_t)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec,
+		       (intmax_t)after.st_mtim.tv_sec,
+		       (long)after.st_mtim.tv_nsec);
+	self->f.fd = open(self->f.path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, self->f.fd);
+	expect_content(_metadata, self, 0, self->size, self->f.seed + 1);
+}
+
+/*
+ * RWF_NOWAIT with RWF_DSYNC, and on an O_DSYNC file: the sync after the
+ * copy waits for writeback and the journal, so the write is refused with
+ * EAGAIN before anything is copied (fs/read_write.c:
+ * generic_write_checks_count), where the filesystem takes flagged writes.
+ */
+TEST_F(write, dsync_refused)
+{
+	int want = buffered_errno(&variant->fs);
+	int dfd;
+
+	if (!want)
+		want = EAGAIN;
+	NOWAIT_ASSERT_ERRNO(NOWAIT_PWRITE(self->f.fd, self->buf, self->size,
+					  0, RWF_DSYNC), want);
+	NOWAIT_ASSERT_ERRNO(NOWAIT_PWRITE(self->f.fd, self->buf, self->size,
+					  0, RWF_SYNC), want);
+	dfd = open(self->f.path, O_WRONLY | O_DSYNC | O_CLOEXEC);
+	ASSERT_LE(0, dfd);
+	NOWAIT_ASSERT_ERRNO(NOWAIT_PWRITE(dfd, self->buf, self->size, 0, 0),
+			    want);
+	close(dfd);
+	expect_untouched(_metadata, self);
+}
+
+/*
+ * A write by a user without CAP_FSETID to a setuid, setgid file has to
+ * remove both bits (fs/inode.c:file_remove_privs_flags), which can sleep:
+ * a flagged write is EAGAIN and changes nothing; the blocking retry
+ * writes and removes them.
+ */
+TEST_F(write, setuid_file_refused)
+{
+	int want = buffered_errno(&variant->fs);
+	struct stat st;
+	pid_t pid;
+	int status;
+
+	if (fchmod(self->f.fd, 06777) || fstat(self->f.fd, &st) ||
+	    (st.st_mode & 06000) != 06000)
+		SKIP(return, "%s keeps no setuid and setgid bits",
+		     variant->fs.type);
+	self->old = age_mtime(_metadata, self->f.fd);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		ssize_t r;
+
+		if (setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(2);
+		r = nowait_pwritev2(self->f.fd, self->buf, self->size, 0,
+				    RWF_NOWAIT);
+		if (r != -1 || errno != (want ? want : EAGAIN))
+			_exit(3);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("2: setresuid failed, 3: the flagged write was not refused with %s",
+		       nowait_errname(want ? want : EAGAIN));
+	ASSERT_EQ(0, fstat(self->f.fd, &st));
+	EXPECT_EQ(06000, st.st_mode & 06000)
+		TH_LOG("the refused write removed the bits: mode %o",
+		       st.st_mode);
+	expect_untouched(_metadata, self);
+
+	/* the blocking retry, by the same user, removes them */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(2);
+		_exit(nowait_pwritev2(self->f.fd, self->buf, self->size, 0,
+				      0) == (ssize_t)self->size ? 0 : 3);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, fstat(self->f.fd, &st));
+	EXPECT_EQ(0, st.st_mode & S_ISUID) TH_LOG("mode %o", st.st_mode);
+}
+
+/*
+ * An aligned O_DIRECT overwrite of written, allocated blocks: ext4 and xfs
+ * take it without sleeping now that the mtime update does not refuse it.
+ */
+TEST_F(write, direct_overwrite)
+{
+	int want = direct_errno(&variant->fs);
+	size_t pg = nowait_page();
+	unsigned char *al;
+	struct stat st;
+	ssize_t r;
+	int dfd;
+
+	dfd = open(self->f.path, O_WRONLY | O_DIRECT | O_CLOEXEC);
+	if (dfd < 0 && errno == EINVAL)
+		SKIP(return, "%s has no O_DIRECT", variant->fs.type);
+	ASSERT_LE(0, dfd) TH_LOG("open: %s", nowait_errname(errno));
+	al = aligned_alloc(pg, pg);
+	ASSERT_NE(NULL, al);
+	nowait_fill(al, pg, pg, self->f.seed + 1);
+	r = NOWAIT_PWRITE(dfd, al, pg, (off_t)pg, 0);
+	close(dfd);
+	free(al);
+	if (want) {
+		NOWAIT_ASSERT_ERRNO(r, want);
+		expect_untouched(_metadata, self);
+		return;
+	}
+	ASSERT_EQ((ssize_t)pg, r) TH_LOG("errno %s", nowait_errname(errno));
+	ASSERT_EQ(0, fstat(self->f.fd, &st));
+	EXPECT_TRUE(nowait_ts_after(st.st_mtim, self->old))
+		TH_LOG("stat() right after the write shows the old mtime %jd",
+		       (intmax_t)st.st_mtim.tv_sec);
+	expect_content(_metadata, self, (off_t)pg, pg, self->f.seed + 1);
+}
+
+/*
+ * A buffered io_uring write of cached data: io_uring tries it with
+ * IOCB_NOWAIT from the submitter where the file has FOP_BUFFER_WASYNC, and
+ * where that attempt writes it, the completion is there when
+ * io_uring_enter() returns and no io-wq worker was made. Everywhere else
+ * a worker writes it.
+ */
+TEST_F(write, io_uring_write_completes_in_submit)
+{
+	bool want_inline = buffered_errno(&variant->fs) == 0;
+	struct ring ring;
+	bool in_submit;
+	int res = 0;
+
+	if (ring_init(&ring) < 0)
+		SKIP(return, "no io_uring here: %s", nowait_errname(errno));
+	ASSERT_EQ(0, iowq_workers());
+	ASSERT_EQ(0, ring_rw(&ring, IORING_OP_WRITE, self->f.fd, self->buf,
+			     (unsigned int)self->size, 0, 0));
+	in_submit = ring_reap(&ring, false, &res);
+	if (want_inline) {
+		EXPECT_TRUE(in_submit)
+			TH_LOG("a cached write was not completed during the submit");
+		EXPECT_EQ(0, iowq_workers())
+			TH_LOG("a cached write was handed to an io-wq worker");
+	}
+	if (!in_submit)
+		ASSERT_TRUE(ring_reap(&ring, true, &res));
+	ASSERT_EQ((int)self->size, res) TH_LOG("res %d", res);
+	expect_content(_metadata, self, 0, self->size, self->f.seed + 1);
+}
+
+/*
+ * Many flagged overwrites in a row, the mtime aged every 100: none sleeps,
+ * each is written by a flagged call, and the data is the last written.
+ * Where the filesystem refuses them, it refuses every one the same way.
+ */
+TEST_F(write, hot_overwrites)
+{
+	int want = buffered_errno(&variant->fs), eagains = 0;
+	size_t pg = nowait_page();
+
+	for (int i = 0; i < HOT_WRITES; i++) {
+		off_t off = (off_t)((size_t)(i % FILE_PAGES) * pg);
+
+		if (i % 100 == 0)
+			self->old = age_mtime(_metadata, self->f.fd);
+		nowait_fill(self->buf, pg, (uint64_t)off, self->f.seed + 1);
+		if (want) {
+			NOWAIT_ASSERT_ERRNO(NOWAIT_PWRITE(self->f.fd, self->buf,
+							  pg, off, 0), want);
+			continue;
+		}
+		write_retrying(_metadata, self->f.fd, self->buf, pg, off,
+			       &eagains);
+	}
+	if (want) {
+		expect_untouched(_metadata, self);
+		return;
+	}
+	ksft_print_msg("%d writes, %d EAGAIN retries\n", HOT_WRITES, eagains);
+	expect_content(_metadata, self, 0, self->size, self->f.seed + 1);
+}
+
+TEST_HARNESS_MAIN
