@@ -1,7 +1,7 @@
 # nowait: a kernel patch series for RWF_NOWAIT, the harness that proves it,
 # and libnowait.  `make demo` and `make check` are the two commands in README.md.
 
-.PHONY: all demo demo-stock check check-debug check-debug-long kernel kernel-debug compare fuzz series-check
+.PHONY: all demo demo-stock check check-debug check-debug-long kernel kernel-debug compare fuzz series-check against-v1
 all: lib
 
 # Build the patched kernel, boot it in QEMU, print the capability table.
@@ -38,6 +38,10 @@ fuzz:
 # Every prefix of the series builds.
 series-check:
 	harness/series-check.sh
+
+# The tests of the v2 review's findings on series v1, where they must fail.
+against-v1:
+	harness/against-v1.sh
 
 kernel:
 	harness/kernel.sh

@@ -3,7 +3,8 @@
 #
 #   harness/boot.sh KERNEL INITRAMFS JOB LOG [TIMEOUT_S]
 #
-# JOB is check, demo, blockstat, bench, fuzz or shell (see guest/init). Each filesystem the guest makes
+# JOB is check, demo, blockstat, bench, fuzz, crash-write, crash-check or
+# shell (see guest/init). Each filesystem the guest makes
 # gets its own sparse virtio disk; NOWAIT_READ_IOPS, when set, throttles
 # reads from every disk to that many per second, a slow disk that makes
 # every miss and every metadata read expensive. NOWAIT_APPEND adds to the
@@ -21,8 +22,12 @@ mkdir -p "$disks"
 drives=()
 throttle=${NOWAIT_READ_IOPS:+,throttling.iops-read=$NOWAIT_READ_IOPS}
 for fs in ext4 xfs btrfs vfat exfat ext2 swap; do
-	rm -f "$disks/$fs.img"
-	truncate -s 1G "$disks/$fs.img"
+	# NOWAIT_KEEP_DISKS=1: the filesystems of the last boot, for a job
+	# that checks what survived it (with nowait.keep=1 for the guest).
+	if [ "${NOWAIT_KEEP_DISKS:-0}" != 1 ]; then
+		rm -f "$disks/$fs.img"
+		truncate -s 1G "$disks/$fs.img"
+	fi
 	drives+=(-drive "file=$disks/$fs.img,if=none,id=$fs,format=raw,cache=none,aio=threads$throttle"
 		-device "virtio-blk-pci,drive=$fs,serial=$fs")
 done

@@ -36,6 +36,13 @@ guest_suite() {
 	esac
 }
 
+# Flagged writes and fsync, a crash, and a second boot that checks them.
+crash_test() {
+	local kernel
+	kernel=$("$NOWAIT_ROOT/harness/kernel.sh" "${kflags[@]}") || { record "FAIL kernel: build"; return 1; }
+	"$NOWAIT_ROOT/harness/crash.sh" "$kernel" | while read -r line; do record "$line"; done
+}
+
 # The standard is no errors and no warnings under --strict; CHECK notes are
 # printed for the reader but do not fail a patch (the series keeps the style
 # of the code around it, e.g. (1 << n) among the I_* inode state bits).
@@ -97,6 +104,7 @@ library_install() {
 
 phase "dependencies" "$NOWAIT_ROOT/harness/deps.sh" || { record "FAIL dependencies"; }
 phase "kernel suite in QEMU" guest_suite
+phase "crash test in QEMU" crash_test
 phase "checkpatch" checkpatch_series
 phase "libnowait" library_suite
 phase "libnowait install" library_install

@@ -5,8 +5,9 @@
  *
  * Two readers do what a server does: preadv2(RWF_NOWAIT), and on EAGAIN, or
  * for the rest of a short read, a blocking pread(). Two writers meanwhile
- * write, truncate, punch holes, collapse ranges and fallocate (each where
- * the filesystem supports it), and in the guest a pressure thread drops
+ * write (half of the writes as a server does, pwritev2(RWF_NOWAIT) first
+ * and pwrite() for what it did not write), truncate, punch holes, collapse
+ * ranges and fallocate (each where the filesystem supports it), and in the guest a pressure thread drops
  * caches, fills a cgroup v2 memory.max with anonymous memory and writes
  * the cgroup's memory.reclaim, so that page cache is reclaimed and tmpfs
  * pages go to swap under the readers.
@@ -68,6 +69,7 @@ struct stats {
 	long reads, exact, hits, short_reads, eagain, eagain_eof;
 	long long bytes;	/* past 2 GiB in a long run of the i386 build */
 	long ops[NOPS], drops, hogs, reclaims, mismatches;
+	long wflagged, wshort, wrefused;	/* NOWAIT writes: whole, part, none */
 };
 
 struct state {
@@ -124,6 +126,33 @@ static void shrink_shadow(struct state *s, off_t size)
 	s->size = size;
 }
 
+/*
+ * Write @len bytes at @off. Half the time as a server does: with RWF_NOWAIT
+ * first, and a blocking pwrite() for what that did not write (all of it
+ * after EAGAIN or EOPNOTSUPP, the rest after a short write).
+ */
+static bool flagged_then_plain_write(struct state *s, uint64_t *r,
+				     const unsigned char *buf, off_t len,
+				     off_t off)
+{
+	ssize_t n = 0;
+
+	if (rnd(r) % 2) {
+		n = nowait_pwritev2(s->fd, buf, (size_t)len, off, RWF_NOWAIT);
+		if (n < 0 && errno != EAGAIN && errno != EOPNOTSUPP) {
+			failf(s, "pwritev2(RWF_NOWAIT) at %jd: %s",
+			      (intmax_t)off, nowait_errname(errno));
+			return false;
+		}
+		if (n < 0)
+			n = 0;
+		count(n == len ? &s->st.wflagged :
+		      n ? &s->st.wshort : &s->st.wrefused, 1);
+	}
+	return n == len || pwrite(s->fd, buf + n, (size_t)(len - n), off + n) ==
+			   len - n;
+}
+
 /* Run one random operation; false if the filesystem failed it. */
 static bool writer_op(struct state *s, uint64_t *r, unsigned char *buf)
 {
@@ -150,7 +179,7 @@ static bool writer_op(struct state *s, uint64_t *r, unsigned char *buf)
 			len = FILE_MAX - off;
 		for (off_t i = 0; i < len; i++)
 			buf[i] = s->valid[g][(off + i) % P];
-		if (pwrite(s->fd, buf, (size_t)len, off) != len) {
+		if (!flagged_then_plain_write(s, r, buf, len, off)) {
 			ret = -1;
 			break;
 		}
@@ -577,10 +606,11 @@ TEST_F_TIMEOUT(stress, mixed, 3600)
 	       now_ms() - t_writers);
 
 	printf("# stress %s/%s: %ld reads checked (%lld MiB), %ld exact; NOWAIT: %ld whole, %ld short, %ld EAGAIN (%ld of them at or past EOF); "
-	       "ops: %ld write, %ld truncate, %ld punch, %ld collapse, %ld fallocate; %ld drop_caches, %ld memory.max fills, %ld memory.reclaim, %ld pages swapped out; %ld mismatches\n",
+	       "ops: %ld write (NOWAIT: %ld whole, %ld short, %ld refused), %ld truncate, %ld punch, %ld collapse, %ld fallocate; %ld drop_caches, %ld memory.max fills, %ld memory.reclaim, %ld pages swapped out; %ld mismatches\n",
 	       variant->fs.dir, ABI, s->st.reads, s->st.bytes >> 20,
 	       s->st.exact, s->st.hits, s->st.short_reads, s->st.eagain,
-	       s->st.eagain_eof, s->st.ops[OP_WRITE], s->st.ops[OP_TRUNCATE],
+	       s->st.eagain_eof, s->st.ops[OP_WRITE], s->st.wflagged,
+	       s->st.wshort, s->st.wrefused, s->st.ops[OP_TRUNCATE],
 	       s->st.ops[OP_PUNCH], s->st.ops[OP_COLLAPSE],
 	       s->st.ops[OP_FALLOC], s->st.drops, s->st.hogs, s->st.reclaims, swapped,
 	       s->st.mismatches);
