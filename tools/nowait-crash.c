@@ -9,7 +9,7 @@
  * In each DIR, `write` makes a file of FILE_PAGES pages of one pattern and
  * syncs it, sets its mtime a day back, then:
  *   - overwrites pages 0-3 with a flagged buffered write,
- *   - overwrites page 4 with a flagged O_DIRECT write,
+ *   - evicts the file and overwrites page 4 with a flagged O_DIRECT write,
  *   - fsync()s, and records what each write returned and the mtime stat()
  *     showed then, in a second file, itself synced;
  *   - overwrites pages 8-11 with a flagged write that nothing syncs.
@@ -94,6 +94,9 @@ static void write_dir(const char *dir)
 	nowait_fill(buf, 4 * pg, 0, SEED_NEW);
 	rec.buffered = flagged(fd, buf, 4 * pg, 0);
 	rec.direct = -EINVAL;
+	/* A cached page in the range of a flagged O_DIRECT write is EAGAIN. */
+	if (fsync(fd) || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
+		die("evict %s", path);
 	dfd = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
 	if (dfd >= 0) {
 		nowait_fill(al, pg, 4 * pg, SEED_NEW);
