@@ -34,7 +34,7 @@ say "v1 run: status $rc, $(grep -c '^PASS' "$out") passed, $(grep -c '^FAIL' "$o
 for c in lifetime.ext2.umount_right_after_miss lifetime.ext4_blockmap.umount_right_after_miss \
 	lifetime.ext4.flock_released_by_close_after_miss atime.ext4.cached_read_updates_atime \
 	shm.tmpfs.hit_while_a_writer_holds_the_folio_lock ovlcopy.copied_up_after_open_served_after_a_blocking_read \
-	ovlmeta.metacopy_cached_read_hits write.xfs.cached_overwrite write.ext4.direct_overwrite; do
+	ovlmeta.metacopy_cached_read_hits write.xfs.cached_overwrite write.xfs.direct_overwrite; do
 	for abi in x86_64 i386; do
 		r=$(grep -E "^(PASS|FAIL|SKIP) [a-z_]+\.$abi: $c\$" "$out" | cut -d' ' -f1)
 		echo "${r:-none} on v1: $c ($abi)"
