@@ -686,7 +686,7 @@ static void accept_all(struct server *s)
 		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), one = 1;
 
 		if (fd < 0)
-			return;	/* EAGAIN, or out of descriptors: the next event retries */
+			return;	/* EAGAIN; descriptors cannot run out, see setup() */
 		if (s->conns >= s->cfg.max_conns && !make_room(s)) {
 			s->refused++;
 			close(fd);
@@ -751,6 +751,21 @@ static void setup(struct server *s)
 	sigset_t sigs;
 	int one = 1;
 
+	/*
+	 * A connection holds up to two descriptors (socket, file): raise the
+	 * limit as far as allowed and keep the cap below it, so that accept
+	 * never fails for want of one (the listening socket would stay
+	 * readable and the loop would spin).
+	 */
+	struct rlimit nofile;
+
+	if (!getrlimit(RLIMIT_NOFILE, &nofile)) {
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+		getrlimit(RLIMIT_NOFILE, &nofile);
+		if (nofile.rlim_cur < 2 * (rlim_t)s->cfg.max_conns + 64)
+			s->cfg.max_conns = nofile.rlim_cur > 66 ? (unsigned)(nofile.rlim_cur - 64) / 2 : 1;
+	}
 	s->root_fd = open(s->cfg.root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (s->root_fd < 0)
 		die("%s: %s", s->cfg.root, strerror(errno));
@@ -822,6 +837,7 @@ static void shutdown_server(struct server *s)
 
 	while (s->lru_first)
 		conn_close(s->lru_first);
+	run_ready(s);	/* the batch the signal interrupted may have left some */
 	while (s->reads_in_flight) {
 		if (s->cfg.mode == MODE_URING) {
 			struct io_uring_cqe *cqe;
