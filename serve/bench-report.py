@@ -114,27 +114,23 @@ def main():
                 f"{fmt(s['miss_p50_us']):>19} {fmt(s['miss_p99_us']):>21} {fmt(s['cpu_us_per_req']):>16}")
 
     # Targets: ratios within each repetition at the same connection count.
+    def target(c, num, den, metric, what, threshold, at_least):
+        a, b = runs.get((num, c), {}), runs.get((den, c), {})
+        ratios = [a[r][metric] / b[r][metric] for r in sorted(set(a) & set(b))
+                  if a[r][metric] and b[r][metric]]
+        if ratios:
+            s = summary(ratios)
+            met = s["median"] >= threshold if at_least else s["median"] <= threshold
+            targets.append({"conns": c, "what": what, "ratio": s, "met": met})
+
     targets = []
     for c in conns_list:
-        pool, ada, uring = (runs.get((m, c), {}) for m in ("pool", "adaptive", "io_uring"))
-        common = sorted(set(pool) & set(ada))
-        if common:
-            p50x = summary([pool[r]["hit_p50_us"] / ada[r]["hit_p50_us"] for r in common
-                            if pool[r]["hit_p50_us"] and ada[r]["hit_p50_us"]])
-            tputx = summary([ada[r]["req_per_s"] / pool[r]["req_per_s"] for r in common])
-            targets.append({"conns": c, "what": "hit p50: pool / adaptive (target >= 3)",
-                            "ratio": p50x, "met": p50x is not None and p50x["median"] >= 3})
-            targets.append({"conns": c, "what": "throughput: adaptive / pool (target >= 1)",
-                            "ratio": tputx, "met": tputx["median"] >= 1.0})
-        common = sorted(set(uring) & set(ada))
-        if common:
-            p50u = summary([ada[r]["hit_p50_us"] / uring[r]["hit_p50_us"] for r in common
-                            if ada[r]["hit_p50_us"] and uring[r]["hit_p50_us"]])
-            tputu = summary([ada[r]["req_per_s"] / uring[r]["req_per_s"] for r in common])
-            targets.append({"conns": c, "what": "hit p50: adaptive / io_uring (target <= 1.10)",
-                            "ratio": p50u, "met": p50u is not None and p50u["median"] <= 1.10})
-            targets.append({"conns": c, "what": "throughput: adaptive / io_uring (target >= 0.90)",
-                            "ratio": tputu, "met": tputu["median"] >= 0.90})
+        target(c, "pool", "adaptive", "hit_p50_us", "hit p50: pool / adaptive (target >= 3)", 3, True)
+        target(c, "adaptive", "pool", "req_per_s", "throughput: adaptive / pool (target >= 1)", 1, True)
+        target(c, "adaptive", "io_uring", "hit_p50_us",
+               "hit p50: adaptive / io_uring (target <= 1.10)", 1.10, False)
+        target(c, "adaptive", "io_uring", "req_per_s",
+               "throughput: adaptive / io_uring (target >= 0.90)", 0.90, True)
     out_json["targets"] = targets
 
     lines = [f"nowait-serve bench: {args.setup}", "",

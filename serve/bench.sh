@@ -15,6 +15,7 @@
 # apart, not a mode's first run with another's last. Writes
 # build/serve-bench/{bench.txt,bench.json,bench.png} and per-run logs.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/build/serve-bench
@@ -115,7 +116,7 @@ EOF
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 run_one() {	# REP MODE CONNS
-	local rep=$1 mode=$2 c=$3 scheme=https tls procs=() port= t0 t1 c0 c1 tag
+	local rep=$1 mode=$2 c=$3 scheme=https tls procs=() port t0 t1 c0 c1 tag
 	tag=$mode-c$c-r$rep
 	[ "$mode" = sendfile ] && scheme=http
 	tls=(--cert "$out/cert.pem" --key "$out/key.pem")
@@ -127,12 +128,8 @@ run_one() {	# REP MODE CONNS
 		nice -n 19 "$bin" --root "$data" --port 0 --mode "$mode" --threads "$threads" "${tls[@]}" \
 		--log "$runs/$tag.log" >"$runs/$tag.out" 2>"$runs/$tag.err" &
 	server=$!
-	for _ in $(seq 100); do
-		port=$(sed -n 's/.*:\([0-9]*\) mode .*/\1/p' "$runs/$tag.out")
-		[ -n "$port" ] && break
-		sleep 0.1
-	done
-	[ -n "$port" ] || { echo "serve-bench: server did not start: $(cat "$runs/$tag.err")" >&2; exit 1; }
+	port=$(listening_port "$runs/$tag.out") ||
+		{ echo "serve-bench: server did not start: $(cat "$runs/$tag.err")" >&2; exit 1; }
 	local url=$scheme://127.0.0.1:$port/
 	nice -n 19 wrk -t2 -c"$c" -d"${warmup}s" -s "$top/serve/zipf.lua" "$url" -- "$nfiles" "$zipf" \
 		>"$runs/$tag.warmup" 2>&1

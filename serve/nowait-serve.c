@@ -60,8 +60,6 @@ struct config {
 	size_t chunk;
 };
 
-struct conn;
-
 struct server {
 	struct config cfg;
 	int epfd, listen_fd, root_fd, signal_fd;

@@ -10,6 +10,7 @@
 # No timing is asserted: the waits below are liveness bounds, generous so
 # that a loaded machine passes as an idle one does.
 set -uo pipefail
+. "$(dirname "$0")/lib.sh"
 
 bin=${1:-$(dirname "$0")/../build/serve/nowait-serve}
 work=$(mktemp -d /tmp/nowait-serve-test.XXXXXX)
@@ -61,14 +62,9 @@ start_server() {	# MODE SCHEME [options]
 	"$bin" --root "$root" --port 0 --mode "$mode" --log "$work/log" "${tls[@]}" "$@" \
 		>"$work/out" 2>"$work/err" &
 	server_pid=$!
-	for _ in $(seq 100); do
-		port=$(sed -n 's/.*:\([0-9]*\) mode .*/\1/p' "$work/out")
-		[ -n "$port" ] && break
-		sleep 0.1
-	done
+	port=$(listening_port "$work/out") || return 1
 	base=$scheme://127.0.0.1:$port
 	curl_opts=(-s --max-time 60 --cacert "$work/cert.pem" --path-as-is)
-	[ -n "$port" ]
 }
 
 stop_server() {	# exit status 0, and nothing from the sanitizers
