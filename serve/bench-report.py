@@ -166,7 +166,7 @@ def main():
         plot = ", ".join(f"'{p}' using 1:2 with lines lw 2 {dt} title '{t}'" for p, t, dt in series)
         script = (f"set terminal png size 1100,700; set output '{args.out}/bench.png';"
                   f"set title 'nowait-serve service time CDF, {top_conns} connections';"
-                  "set logscale x; set xlabel 'service time (µs)'; set ylabel 'fraction of requests';"
+                  "set termoption noenhanced; set logscale x; set xlabel 'service time (µs)'; set ylabel 'fraction of requests';"
                   "set key bottom right; set grid;"
                   f"plot {plot}")
         subprocess.run(["gnuplot", "-e", script], check=True)
