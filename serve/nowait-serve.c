@@ -322,8 +322,8 @@ static void respond_error(struct conn *c, int status, bool head_only, const char
 }
 
 /* Whether [first, last] of fd is all in the page cache (cachestat(2),
- * Linux 6.5): -1 when the kernel cannot tell. Only with --log, the same
- * one system call in every mode, before the service time starts. */
+ * Linux 6.5): -1 when the kernel cannot tell. Only with --log: the same
+ * system call in every mode, its time left out of the service time. */
 static int range_cached(int fd, uint64_t first, uint64_t len)
 {
 	struct { uint64_t off, len; } range = { first & ~4095ull, 0 };
