@@ -102,12 +102,25 @@ library_install() {
 	fi
 }
 
+# nowait-serve against real clients (curl, openssl), every mode, on the host.
+serve_suite() {
+	make -s -C "$NOWAIT_ROOT" serve >&2 || { record "FAIL serve: build"; return 1; }
+	"$NOWAIT_ROOT/serve/test.sh" 2>&1 | while read -r line; do
+		case $line in
+		'ok - '*) record "PASS serve: ${line#ok - }" ;;
+		'not ok - '*) record "FAIL serve: ${line#not ok - }" ;;
+		*) printf '%s\n' "$line" >&2 ;;
+		esac
+	done
+}
+
 phase "dependencies" "$NOWAIT_ROOT/harness/deps.sh" || { record "FAIL dependencies"; }
 phase "kernel suite in QEMU" guest_suite
 phase "crash test in QEMU" crash_test
 phase "checkpatch" checkpatch_series
 phase "libnowait" library_suite
 phase "libnowait install" library_install
+phase "nowait-serve" serve_suite
 
 pass=$(grep -c '^PASS' "$results")
 fail=$(grep -c '^FAIL' "$results")

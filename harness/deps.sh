@@ -10,6 +10,7 @@ pkgs=(
 	e2fsprogs xfsprogs btrfs-progs dosfstools exfatprogs
 	liburing-dev fio gnuplot-nox jq pkgconf python3 trinity
 	python3-ply python3-git
+	curl openssl wrk
 )
 missing=()
 for p in "${pkgs[@]}"; do

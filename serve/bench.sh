@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# make serve-bench: wrk against nowait-serve in each mode, the server in a
+# cgroup whose page cache is smaller than the file set and whose disk reads
+# are throttled, so that Zipf-popular files hit and the rest miss.
+#
+#   serve/bench.sh [--quick] [--reps N] [--conns "8 32"] [--duration S]
+#                  [--warmup S] [--mem-mib M] [--iops N] [--files N]
+#                  [--zipf S] [--threads N]
+#                  [--modes "pool adaptive io_uring sendfile"]
+#
+# Must run as root (cgroups). pool, adaptive and io_uring serve HTTPS (the
+# case libnowait is for: the server must read the bytes to encrypt them);
+# sendfile serves plain HTTP, the zero-copy reference. Modes run
+# interleaved within each repetition, so a ratio compares runs minutes
+# apart, not a mode's first run with another's last. Writes
+# build/serve-bench/{bench.txt,bench.json,bench.png} and per-run logs.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=$top/build/serve-bench
+bin=$top/build/serve/nowait-serve
+reps=3 conns="8 32" duration=20 warmup=10 mem_mib=128 iops=200 nfiles=1200 zipf=1.0 threads=4
+modes="pool adaptive io_uring sendfile"
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) reps=1 conns=16 duration=8 warmup=4 ;;
+	--reps) reps=$2; shift ;;
+	--conns) conns=$2; shift ;;
+	--duration) duration=$2; shift ;;
+	--warmup) warmup=$2; shift ;;
+	--mem-mib) mem_mib=$2; shift ;;
+	--iops) iops=$2; shift ;;
+	--files) nfiles=$2; shift ;;
+	--zipf) zipf=$2; shift ;;
+	--threads) threads=$2; shift ;;
+	--modes) modes=$2; shift ;;
+	*) sed -n '2,17s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	esac
+	shift
+done
+[ "$(id -u)" = 0 ] || { echo "serve-bench: needs root for the cgroup limits" >&2; exit 1; }
+for tool in wrk openssl python3 gnuplot; do
+	command -v $tool >/dev/null || { echo "serve-bench: no $tool (harness/deps.sh installs it)" >&2; exit 1; }
+done
+data=$out/data
+runs=$out/runs
+mkdir -p "$data" "$runs"
+rm -f "$runs"/*
+
+# ---- the file set: sizes log-uniform in [16 KiB, 1 MiB], random bytes ----
+# Popularity follows the file number (f00000 is the most popular), sizes
+# are drawn independently, so popular files are not systematically small.
+if [ "$(cat "$data/.made" 2>/dev/null)" != "$nfiles" ]; then
+	echo "serve-bench: creating $nfiles files in $data" >&2
+	rm -f "$data"/f*
+	python3 - "$data" "$nfiles" <<'EOF'
+import os, random, sys
+d, n = sys.argv[1], int(sys.argv[2])
+rng = random.Random(11)
+for i in range(n):
+    size = int(round(16384 * 64 ** rng.random()))
+    with open(f"{d}/f{i:05d}", "wb") as f:
+        f.write(os.urandom(size))
+EOF
+	echo "$nfiles" >"$data/.made"
+fi
+total_mib=$(du -sm "$data" | cut -f1)
+
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+	-subj /CN=localhost -addext subjectAltName=IP:127.0.0.1 \
+	-keyout "$out/key.pem" -out "$out/cert.pem" 2>/dev/null
+
+# ---- cgroups: page cache limit and read IOPS throttle for the server ----
+# cgroup v2 with memory and io where offered, else v1 memory + blkio (this
+# project's Firecracker host mounts v1 for both; see bench/README.md).
+source=$(findmnt -no SOURCE -T "$data")
+disk=$(lsblk -no PKNAME "$source" 2>/dev/null || true)
+disk=${disk:-$(basename "$source")}
+majmin=$(cat "/sys/class/block/$disk/dev")
+name=nowait-serve-bench.$$
+if grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null &&
+	grep -qw io /sys/fs/cgroup/cgroup.controllers; then
+	echo "+memory +io" >/sys/fs/cgroup/cgroup.subtree_control
+	cg_dirs=(/sys/fs/cgroup/$name)
+	mkdir "${cg_dirs[0]}"
+	echo $((mem_mib << 20)) >"${cg_dirs[0]}/memory.max"
+	echo "$majmin riops=$iops" >"${cg_dirs[0]}/io.max"
+	cg_kind="v2 memory.max + io.max riops"
+else
+	cg_dirs=(/sys/fs/cgroup/memory/$name /sys/fs/cgroup/blkio/$name)
+	mkdir "${cg_dirs[@]}"
+	echo $((mem_mib << 20)) >"${cg_dirs[0]}/memory.limit_in_bytes"
+	echo "$majmin $iops" >"${cg_dirs[1]}/blkio.throttle.read_iops_device"
+	cg_kind="v1 memory.limit_in_bytes + blkio.throttle.read_iops_device"
+fi
+server=
+cleanup() {
+	[ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
+	for d in "${cg_dirs[@]}"; do rmdir "$d" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Every run starts with none of the files cached, anywhere.
+evict() {
+	python3 - "$data" <<'EOF'
+import os, sys
+for name in os.listdir(sys.argv[1]):
+    fd = os.open(os.path.join(sys.argv[1], name), os.O_RDONLY)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(fd)
+EOF
+}
+
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+run_one() {	# REP MODE CONNS
+	local rep=$1 mode=$2 c=$3 scheme=https tls procs=() port t0 t1 c0 c1 tag
+	tag=$mode-c$c-r$rep
+	[ "$mode" = sendfile ] && scheme=http
+	tls=(--cert "$out/cert.pem" --key "$out/key.pem")
+	[ "$scheme" = http ] && tls=()
+	for d in "${cg_dirs[@]}"; do procs+=("$d/cgroup.procs"); done
+	evict
+	# The shell joins the cgroups, then becomes the server.
+	CG_PROCS="${procs[*]}" sh -c 'for p in $CG_PROCS; do echo $$ >"$p"; done; exec "$@"' sh \
+		nice -n 19 "$bin" --root "$data" --port 0 --mode "$mode" --threads "$threads" "${tls[@]}" \
+		--log "$runs/$tag.log" >"$runs/$tag.out" 2>"$runs/$tag.err" &
+	server=$!
+	port=$(listening_port "$runs/$tag.out") ||
+		{ echo "serve-bench: server did not start: $(cat "$runs/$tag.err")" >&2; exit 1; }
+	local url=$scheme://127.0.0.1:$port/
+	nice -n 19 wrk -t2 -c"$c" -d"${warmup}s" -s "$top/serve/zipf.lua" "$url" -- "$nfiles" "$zipf" \
+		>"$runs/$tag.warmup" 2>&1
+	t0=$(date +%s%N) c0=$(cpu_ticks "$server")
+	nice -n 19 wrk -t2 -c"$c" -d"${duration}s" -s "$top/serve/zipf.lua" "$url" -- "$nfiles" "$zipf" \
+		>"$runs/$tag.wrk" 2>&1
+	t1=$(date +%s%N) c1=$(cpu_ticks "$server")
+	kill -TERM "$server"
+	wait "$server" || true
+	server=
+	echo "$rep $mode $c $t0 $t1 $(((c1 - c0) * 1000 / $(getconf CLK_TCK)))" >>"$runs/index"
+	printf 'serve-bench: rep %s %-8s c=%-3s %s\n' "$rep" "$mode" "$c" \
+		"$(grep -h 'Requests/sec' "$runs/$tag.wrk" | tr -s ' ')" >&2
+}
+
+echo "serve-bench: $nfiles files, $total_mib MiB; cgroup $cg_kind: ${mem_mib} MiB, $iops read IOPS on $disk ($majmin)" >&2
+for rep in $(seq "$reps"); do
+	for c in $conns; do
+		for mode in $modes; do run_one "$rep" "$mode" "$c"; done
+	done
+done
+python3 "$top/serve/bench-report.py" --runs "$runs" --out "$out" \
+	--setup "$nfiles files ($total_mib MiB, 16 KiB-1 MiB log-uniform), Zipf s=$zipf; server cgroup: $cg_kind, page cache+memory ${mem_mib} MiB, $iops read IOPS on $disk; libnowait pool $threads threads; wrk -t2, warm-up ${warmup}s, measured ${duration}s, $reps repetitions; modes pool/adaptive/io_uring over HTTPS, sendfile over HTTP; $(nproc) CPUs, kernel $(uname -r)"
+cat "$out/bench.txt"

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The HTTP/1.1 request parsing of nowait-serve: pure functions over a
+ * buffer, no I/O, so that every rule can be read in one place.
+ */
+#ifndef NOWAIT_SERVE_HTTP_H
+#define NOWAIT_SERVE_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The longest decoded path we accept; longer targets get 414. */
+#define HTTP_PATH_MAX 1024
+
+enum http_method { HTTP_GET, HTTP_HEAD };
+
+enum range_kind {
+	RANGE_NONE,	/* no Range header, or one we ignore (RFC 9110 14.2) */
+	RANGE_FROM,	/* bytes=first- */
+	RANGE_FROM_TO,	/* bytes=first-last */
+	RANGE_SUFFIX,	/* bytes=-length */
+};
+
+struct http_request {
+	enum http_method method;
+	bool keep_alive;
+	enum range_kind range;
+	uint64_t range_a, range_b;	/* first and last, or the suffix length in a */
+	char path[HTTP_PATH_MAX + 1];	/* relative to the document root, never empty */
+};
+
+/*
+ * Parses one request at the start of buf. Returns 0 when the header is not
+ * complete yet, 200 with *req and *consumed (the header's length) filled,
+ * or the status code of the error: 400, 403 (a path that climbs out with
+ * ".."), 405, 414, 431 (no end of header in len == cap bytes), 501, 505.
+ * After an error the connection must be closed: the request's framing is
+ * not trusted.
+ */
+int http_parse(const char *buf, size_t len, size_t cap, struct http_request *req,
+	       size_t *consumed);
+
+/*
+ * The byte range [*first, *last] of a file of size bytes that req asks
+ * for: 200 for the whole file (no usable Range), 206 for a part, 416 when
+ * the range cannot be satisfied.
+ */
+int http_resolve_range(const struct http_request *req, uint64_t size, uint64_t *first,
+		       uint64_t *last);
+
+const char *http_reason(int status);
+
+#endif

@@ -1,0 +1,989 @@
+// SPDX-License-Identifier: MIT
+/*
+ * nowait-serve: a static file server over HTTP/1.1 or HTTPS, one epoll
+ * loop thread, whose file reads go through libnowait (pool or adaptive),
+ * io_uring, or sendfile(2). It exists to measure what the inline attempt
+ * changes for a server that must read the bytes (TLS) with real clients;
+ * see serve/README.md.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <liburing.h>
+#include <linux/openat2.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <nowait.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/sendfile.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "http.h"
+
+#ifndef __NR_cachestat
+#define __NR_cachestat 451	/* the same number on every architecture */
+#endif
+
+enum mode { MODE_POOL, MODE_ADAPTIVE, MODE_URING, MODE_SENDFILE };
+static const char *const mode_names[] = { "pool", "adaptive", "io_uring", "sendfile" };
+
+/* epoll data of the descriptors that are not connections (those carry a
+ * struct conn pointer, never one of these small values). */
+enum { EV_LISTEN = 1, EV_COMPLETIONS, EV_SIGNAL };
+
+#define IN_CAP 8192	/* request header bytes; more gets 431 */
+#define HEAD_CAP 512	/* our response header, or a whole error response */
+
+struct config {
+	const char *root, *bind, *cert, *key, *log;
+	enum mode mode;
+	unsigned port, max_conns, idle_timeout_s, threads;
+	size_t chunk;
+};
+
+struct server {
+	struct config cfg;
+	int epfd, listen_fd, root_fd, signal_fd;
+	SSL_CTX *tls;
+	struct nowait_ctx *nowait;
+	struct io_uring ring;
+	FILE *log;
+	/* Live connections, least recently active first: the idle sweep and
+	 * the eviction at the connection cap look at the front only. */
+	struct conn *lru_first, *lru_last;
+	/* io_uring completions reaped while another connection ran. */
+	struct conn *ready;
+	/* Closed connections, freed after the epoll batch, which may still
+	 * hold events for them. */
+	struct conn *dead;
+	unsigned conns;
+	size_t reads_in_flight;
+	uint64_t now_ns, last_sweep_ns;
+	uint64_t requests, reads_inline, reads_queued, evictions, refused;
+};
+
+/* What the per-request log line records. */
+struct request_log {
+	uint64_t wall_start_ns, start_ns, data_ns, body_bytes;
+	int status, cached;	/* cached: 1, 0, or -1 unknown (no cachestat or no body) */
+	unsigned reads_inline, reads_queued;
+};
+
+struct conn {
+	struct server *srv;
+	int fd;
+	SSL *ssl;
+	struct conn *lru_prev, *lru_next, *ready_next, *dead_next;
+	uint64_t active_ns;
+	bool closed;		/* socket gone, struct waits for its read to complete */
+	bool responding, close_after;
+	bool lingering;		/* answered, write side shut, reading to EOF */
+
+	char in[IN_CAP];
+	size_t in_len;
+
+	char head[HEAD_CAP];
+	size_t head_len, head_sent;
+
+	/* The body: file bytes [body_off, body_off + body_left) still to read,
+	 * and buf[buf_sent, buf_len) read but not yet sent. */
+	int file_fd;
+	struct nowait_file *file;
+	off_t body_off;
+	uint64_t body_left;
+	char *buf;
+	size_t buf_len, buf_sent;
+	bool read_in_flight;
+	ssize_t read_res;	/* io_uring's result, copied from the CQE */
+	struct nowait_req req;
+
+	struct request_log rl;
+};
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("nowait-serve: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* pool mode: RWF_NOWAIT "does not exist", so libnowait latches inline
+ * attempts off on the first read and every read is a pool hand-off, as in a
+ * server without the library. */
+static ssize_t preadv2_without_nowait(int fd, const struct iovec *iov, int cnt, off_t off,
+				      int flags)
+{
+	if (flags & RWF_NOWAIT) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return preadv2(fd, iov, cnt, off, flags);
+}
+
+/* ---- connection list ----------------------------------------------------- */
+
+static void lru_unlink(struct server *s, struct conn *c)
+{
+	*(c->lru_prev ? &c->lru_prev->lru_next : &s->lru_first) = c->lru_next;
+	*(c->lru_next ? &c->lru_next->lru_prev : &s->lru_last) = c->lru_prev;
+	c->lru_prev = c->lru_next = NULL;
+}
+
+static void lru_append(struct server *s, struct conn *c)
+{
+	c->lru_prev = s->lru_last;
+	*(s->lru_last ? &s->lru_last->lru_next : &s->lru_first) = c;
+	s->lru_last = c;
+}
+
+static void mark_active(struct conn *c)
+{
+	c->active_ns = c->srv->now_ns;
+	if (c->srv->lru_last != c) {
+		lru_unlink(c->srv, c);
+		lru_append(c->srv, c);
+	}
+}
+
+static void end_body(struct conn *c)
+{
+	if (c->file)
+		nowait_file_close(c->file);
+	if (c->file_fd >= 0)
+		close(c->file_fd);
+	c->file = NULL;
+	c->file_fd = -1;
+}
+
+static void bury(struct conn *c)
+{
+	c->dead_next = c->srv->dead;
+	c->srv->dead = c;
+}
+
+static void free_dead(struct server *s)
+{
+	while (s->dead) {
+		struct conn *c = s->dead;
+
+		s->dead = c->dead_next;
+		end_body(c);
+		free(c->buf);
+		free(c);
+	}
+}
+
+/* Closes the socket now; the struct lives on while a read targets its buffer. */
+static void conn_close(struct conn *c)
+{
+	struct server *s = c->srv;
+
+	if (c->ssl)
+		SSL_free(c->ssl);
+	close(c->fd);
+	c->closed = true;
+	lru_unlink(s, c);
+	s->conns--;
+	if (!c->read_in_flight)
+		bury(c);
+}
+
+/* ---- socket I/O, plain or TLS -------------------------------------------- */
+
+enum io { IO_DONE, IO_AGAIN, IO_EOF, IO_ERROR };
+
+static enum io tls_status(struct conn *c, int ret)
+{
+	switch (SSL_get_error(c->ssl, ret)) {
+	case SSL_ERROR_WANT_READ:
+	case SSL_ERROR_WANT_WRITE:
+		return IO_AGAIN;
+	case SSL_ERROR_ZERO_RETURN:
+		return IO_EOF;
+	default:
+		ERR_clear_error();
+		return IO_ERROR;
+	}
+}
+
+static enum io sock_recv(struct conn *c)
+{
+	char *p = c->in + c->in_len;
+	size_t room = IN_CAP - c->in_len;
+	ssize_t n;
+
+	if (c->ssl) {
+		int r = SSL_read(c->ssl, p, (int)room);
+
+		if (r <= 0)
+			return tls_status(c, r);
+		n = r;
+	} else {
+		n = recv(c->fd, p, room, 0);
+		if (n == 0)
+			return IO_EOF;
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? IO_AGAIN : IO_ERROR;
+	}
+	c->in_len += (size_t)n;
+	mark_active(c);
+	return IO_DONE;
+}
+
+/* Sends from p[*sent, len) until done or the socket is full. */
+static enum io sock_send(struct conn *c, const char *p, size_t len, size_t *sent)
+{
+	while (*sent < len) {
+		ssize_t n;
+
+		if (c->ssl) {
+			int r = SSL_write(c->ssl, p + *sent, (int)(len - *sent));
+
+			if (r <= 0)
+				return tls_status(c, r);
+			n = r;
+		} else {
+			n = send(c->fd, p + *sent, len - *sent, MSG_NOSIGNAL);
+			if (n < 0)
+				return errno == EAGAIN || errno == EINTR ? IO_AGAIN : IO_ERROR;
+		}
+		*sent += (size_t)n;
+		mark_active(c);
+	}
+	return IO_DONE;
+}
+
+/* sendfile mode: the body goes from the page cache to the socket, and the
+ * loop thread itself waits for whatever is not cached. */
+static enum io sock_sendfile(struct conn *c)
+{
+	while (c->body_left) {
+		ssize_t n = sendfile(c->fd, c->file_fd, &c->body_off, c->body_left);
+
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? IO_AGAIN : IO_ERROR;
+		if (n == 0)
+			return IO_ERROR;	/* the file shrank under us */
+		c->body_left -= (uint64_t)n;
+		c->rl.body_bytes += (uint64_t)n;
+		mark_active(c);
+	}
+	return IO_DONE;
+}
+
+/* ---- responses ----------------------------------------------------------- */
+
+/* A short text response; extra is a header line or "". */
+static void respond_error(struct conn *c, int status, bool head_only, const char *extra)
+{
+	char body[64];
+	int bn = snprintf(body, sizeof(body), "%d %s\n", status, http_reason(status));
+
+	c->head_len = (size_t)snprintf(c->head, HEAD_CAP,
+				       "HTTP/1.1 %d %s\r\nServer: nowait-serve\r\n"
+				       "Content-Type: text/plain\r\nContent-Length: %d\r\n%s%s\r\n%s",
+				       status, http_reason(status), bn, extra,
+				       c->close_after ? "Connection: close\r\n" : "",
+				       head_only ? "" : body);
+	c->head_sent = 0;
+	c->rl.status = status;
+}
+
+/* Whether [first, last] of fd is all in the page cache (cachestat(2),
+ * Linux 6.5): -1 when the kernel cannot tell. Only with --log: the same
+ * system call in every mode, its time left out of the service time. */
+static int range_cached(int fd, uint64_t first, uint64_t len)
+{
+	struct { uint64_t off, len; } range = { first & ~4095ull, 0 };
+	struct { uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted; } cs;
+	uint64_t pages = ((first + len + 4095) & ~4095ull) / 4096 - first / 4096;
+
+	range.len = pages * 4096;
+	if (syscall(__NR_cachestat, fd, &range, &cs, 0))
+		return -1;
+	return cs.nr_cache >= pages;
+}
+
+/* Opens path below the root: RESOLVE_BENEATH refuses ".." and symbolic
+ * links (absolute or relative) that lead out, and magic links, in the
+ * kernel, so there is no window between a check and the open. */
+static int open_beneath(struct server *s, const char *path)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NOATIME,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, s->root_fd, path, &how, sizeof(how));
+
+	if (fd < 0 && errno == EPERM) {	/* O_NOATIME needs the file's owner */
+		how.flags &= ~(uint64_t)O_NOATIME;
+		fd = (int)syscall(SYS_openat2, s->root_fd, path, &how, sizeof(how));
+	}
+	return fd;
+}
+
+static void begin_response(struct conn *c, const struct http_request *req)
+{
+	struct server *s = c->srv;
+	bool head_only = req->method == HTTP_HEAD;
+	uint64_t first, last, len;
+	char range_header[96] = "";
+	struct stat st;
+	int status;
+
+	c->close_after = !req->keep_alive;
+	c->file_fd = open_beneath(s, req->path);
+	if (c->file_fd < 0) {
+		respond_error(c, errno == ENOENT || errno == ENOTDIR ? 404 :
+				 errno == EXDEV || errno == ELOOP || errno == EACCES ? 403 :
+				 errno == ENAMETOOLONG ? 414 : 500, head_only, "");
+		return;
+	}
+	if (fstat(c->file_fd, &st) || !S_ISREG(st.st_mode)) {
+		end_body(c);
+		respond_error(c, 404, head_only, "");
+		return;
+	}
+	status = http_resolve_range(req, (uint64_t)st.st_size, &first, &last);
+	if (status == 416) {
+		snprintf(range_header, sizeof(range_header), "Content-Range: bytes */%" PRIu64 "\r\n",
+			 (uint64_t)st.st_size);
+		end_body(c);
+		respond_error(c, 416, head_only, range_header);
+		return;
+	}
+	len = st.st_size ? last - first + 1 : 0;
+	if (status == 206)
+		snprintf(range_header, sizeof(range_header),
+			 "Content-Range: bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64 "\r\n", first, last,
+			 (uint64_t)st.st_size);
+	c->head_len = (size_t)snprintf(c->head, HEAD_CAP,
+				       "HTTP/1.1 %d %s\r\nServer: nowait-serve\r\n"
+				       "Content-Type: application/octet-stream\r\nAccept-Ranges: bytes\r\n"
+				       "Content-Length: %" PRIu64 "\r\n%s%s\r\n",
+				       status, http_reason(status), len, range_header,
+				       c->close_after ? "Connection: close\r\n" : "");
+	c->head_sent = 0;
+	c->rl.status = status;
+	if (head_only || len == 0) {
+		end_body(c);
+		return;
+	}
+	if (s->log) {
+		uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+
+		c->rl.cached = range_cached(c->file_fd, first, len);
+		/* The probe is the log's cost, not the service's. */
+		c->rl.start_ns += clock_ns(CLOCK_MONOTONIC) - t0;
+	}
+	if ((s->cfg.mode == MODE_POOL || s->cfg.mode == MODE_ADAPTIVE) &&
+	    nowait_file_open(s->nowait, c->file_fd, &c->file)) {
+		c->file = NULL;
+		end_body(c);
+		c->close_after = true;
+		respond_error(c, 500, head_only, "");
+		return;
+	}
+	c->body_off = (off_t)first;
+	c->body_left = len;
+}
+
+static void log_request(struct conn *c)
+{
+	struct server *s = c->srv;
+	struct request_log *r = &c->rl;
+	const char *how = s->cfg.mode == MODE_SENDFILE && r->body_bytes ? "sendfile" :
+			  r->reads_queued ? "queued" : r->reads_inline ? "inline" : "none";
+
+	s->requests++;
+	if (!s->log)
+		return;
+	s->now_ns = clock_ns(CLOCK_MONOTONIC);
+	fprintf(s->log, "%" PRIu64 " %" PRIu64 " %" PRIu64 " %d %" PRIu64 " %d %u %u %s\n",
+		r->wall_start_ns, s->now_ns - r->start_ns, r->data_ns ? r->data_ns - r->start_ns : 0,
+		r->status, r->body_bytes, r->cached, r->reads_inline, r->reads_queued, how);
+}
+
+/* ---- file reads ---------------------------------------------------------- */
+
+static void read_done(struct conn *c, ssize_t res)
+{
+	c->read_in_flight = false;
+	if (res > 0) {
+		c->buf_len = (size_t)res;
+		c->buf_sent = 0;
+		c->body_off += res;
+		c->body_left -= (uint64_t)res;
+		c->rl.body_bytes += (uint64_t)res;
+		if (!c->rl.data_ns)
+			c->rl.data_ns = clock_ns(CLOCK_MONOTONIC);
+	}
+}
+
+static void uring_reap(struct server *s, struct conn *submitter);
+
+/* Starts the next read of the body: false when it failed (the response
+ * cannot be finished, its length is already promised). */
+static bool start_read(struct conn *c)
+{
+	struct server *s = c->srv;
+	size_t len = c->body_left < s->cfg.chunk ? (size_t)c->body_left : s->cfg.chunk;
+
+	if (!c->buf && !(c->buf = malloc(s->cfg.chunk)))
+		return false;
+	c->read_in_flight = true;
+	c->read_res = 0;
+	if (s->cfg.mode == MODE_URING) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&s->ring);
+
+		if (!sqe) {
+			io_uring_submit(&s->ring);
+			sqe = io_uring_get_sqe(&s->ring);
+		}
+		io_uring_prep_read(sqe, c->file_fd, c->buf, (unsigned)len, (uint64_t)c->body_off);
+		io_uring_sqe_set_data(sqe, c);
+		s->reads_in_flight++;
+		if (io_uring_submit(&s->ring) < 0)
+			die("io_uring_submit");
+		/* A cached read completes within the submit: its CQE is there
+		 * now. Anything later went to io-wq or waited for the page. */
+		uring_reap(s, c);
+		if (c->read_in_flight) {
+			c->rl.reads_queued++;
+			s->reads_queued++;
+			return true;
+		}
+		c->rl.reads_inline++;
+		s->reads_inline++;
+		read_done(c, c->read_res);
+		return c->read_res > 0;
+	}
+	ssize_t n = nowait_read(c->file, &c->req, c->buf, len, c->body_off);
+
+	if (n == NOWAIT_QUEUED) {
+		s->reads_in_flight++;
+		c->rl.reads_queued++;
+		s->reads_queued++;
+		return true;
+	}
+	c->rl.reads_inline++;
+	s->reads_inline++;
+	read_done(c, n);
+	return n > 0;
+}
+
+/* ---- the connection's state machine -------------------------------------- */
+
+/*
+ * Closing right after the last response would reset the connection if the
+ * client's unread bytes are still in our receive buffer (a 431, or a body
+ * we refused), and the reset can destroy the response before the client
+ * reads it. So shut the write side and read to EOF; the idle timeout ends
+ * clients that never close.
+ */
+static void linger(struct conn *c)
+{
+	char sink[4096];
+	ssize_t n;
+
+	if (!c->lingering) {
+		if (c->ssl)
+			SSL_shutdown(c->ssl);	/* close_notify, best effort */
+		shutdown(c->fd, SHUT_WR);
+		c->lingering = true;
+	}
+	while ((n = recv(c->fd, sink, sizeof(sink), 0)) > 0)
+		;
+	if (n == 0 || (errno != EAGAIN && errno != EINTR))
+		conn_close(c);
+}
+
+/*
+ * Makes all the progress possible without waiting: sends what is pending,
+ * reads the next chunk of the body, parses the next request. Returns when
+ * the socket or a file read must be waited for, or after closing.
+ */
+static void conn_run(struct conn *c)
+{
+	struct server *s = c->srv;
+
+	if (c->lingering) {
+		linger(c);
+		return;
+	}
+	while (!c->read_in_flight) {
+		enum io r = sock_send(c, c->head, c->head_len, &c->head_sent);
+
+		if (r == IO_DONE)
+			r = sock_send(c, c->buf, c->buf_len, &c->buf_sent);
+		if (r == IO_DONE && c->responding && s->cfg.mode == MODE_SENDFILE && c->file_fd >= 0)
+			r = sock_sendfile(c);
+		if (r == IO_AGAIN)
+			return;
+		if (r != IO_DONE)
+			goto close;
+		if (c->responding && c->body_left) {
+			if (!start_read(c))
+				goto close;
+			continue;
+		}
+		if (c->responding) {
+			log_request(c);
+			end_body(c);
+			c->responding = false;
+			c->buf_len = c->buf_sent = c->head_len = c->head_sent = 0;
+			if (c->close_after) {
+				linger(c);
+				return;
+			}
+		}
+
+		struct http_request req;
+		size_t used = 0;
+		int status = http_parse(c->in, c->in_len, IN_CAP, &req, &used);
+
+		if (status == 0) {
+			r = sock_recv(c);
+			if (r == IO_AGAIN)
+				return;
+			if (r != IO_DONE)
+				goto close;
+			continue;
+		}
+		c->responding = true;
+		c->rl = (struct request_log){ .cached = -1 };
+		c->rl.wall_start_ns = clock_ns(CLOCK_REALTIME);
+		c->rl.start_ns = s->now_ns = clock_ns(CLOCK_MONOTONIC);
+		if (status == 200) {
+			memmove(c->in, c->in + used, c->in_len - used);
+			c->in_len -= used;
+			begin_response(c, &req);
+		} else {
+			/* The framing is not trusted: answer and close. */
+			c->in_len = 0;
+			c->close_after = true;
+			respond_error(c, status, false, status == 405 ? "Allow: GET, HEAD\r\n" : "");
+		}
+	}
+	return;
+close:
+	conn_close(c);
+}
+
+/* A read finished in the pool or io_uring. */
+static void read_completed(struct conn *c, ssize_t res)
+{
+	c->srv->reads_in_flight--;
+	read_done(c, res);
+	if (c->closed) {
+		bury(c);
+		return;
+	}
+	if (res <= 0) {
+		conn_close(c);
+		return;
+	}
+	conn_run(c);
+}
+
+static void uring_reap(struct server *s, struct conn *submitter)
+{
+	struct io_uring_cqe *cqe;
+
+	while (!io_uring_peek_cqe(&s->ring, &cqe)) {
+		struct conn *c = io_uring_cqe_get_data(cqe);
+
+		c->read_res = cqe->res;
+		io_uring_cqe_seen(&s->ring, cqe);
+		if (c == submitter) {
+			s->reads_in_flight--;
+			c->read_in_flight = false;
+		} else {
+			/* Run after the current connection, not inside it. */
+			c->ready_next = s->ready;
+			s->ready = c;
+		}
+	}
+}
+
+static void reap_completions(struct server *s)
+{
+	if (s->cfg.mode == MODE_URING) {
+		uring_reap(s, NULL);
+	} else {
+		struct nowait_req *done[64];
+		int n;
+
+		while ((n = nowait_reap(s->nowait, done, 64)) > 0)
+			for (int i = 0; i < n; i++)
+				read_completed(done[i]->user_data, done[i]->res);
+	}
+}
+
+static void run_ready(struct server *s)
+{
+	while (s->ready) {
+		struct conn *c = s->ready;
+
+		s->ready = c->ready_next;
+		read_completed(c, c->read_res);
+	}
+}
+
+/* ---- accepting and timing out -------------------------------------------- */
+
+/* At the cap, the least recently active connection that waits for a
+ * request makes room: an idle flood cannot lock newcomers out. */
+static bool make_room(struct server *s)
+{
+	for (struct conn *c = s->lru_first; c; c = c->lru_next) {
+		if (!c->responding && c->in_len == 0) {
+			s->evictions++;
+			conn_close(c);
+			return true;
+		}
+	}
+	return false;
+}
+
+static void accept_all(struct server *s)
+{
+	for (;;) {
+		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), one = 1;
+
+		if (fd < 0)
+			return;	/* EAGAIN; descriptors cannot run out, see setup() */
+		if (s->conns >= s->cfg.max_conns && !make_room(s)) {
+			s->refused++;
+			close(fd);
+			continue;
+		}
+		struct conn *c = calloc(1, sizeof(*c));
+
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		c->srv = s;
+		c->fd = fd;
+		c->file_fd = -1;
+		c->req.user_data = c;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (s->tls) {
+			c->ssl = SSL_new(s->tls);
+			if (!c->ssl || !SSL_set_fd(c->ssl, fd)) {
+				SSL_free(c->ssl);
+				free(c);
+				close(fd);
+				continue;
+			}
+			SSL_set_accept_state(c->ssl);
+		}
+		s->conns++;
+		c->active_ns = s->now_ns;
+		lru_append(s, c);
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
+					  .data.ptr = c };
+
+		epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev);
+	}
+}
+
+/* Connections without progress for the idle timeout are closed, whatever
+ * their state: a client that stops reading holds no more than its buffers. */
+static void sweep_idle(struct server *s)
+{
+	uint64_t limit = (uint64_t)s->cfg.idle_timeout_s * 1000000000u;
+
+	s->last_sweep_ns = s->now_ns;
+	while (s->lru_first && s->now_ns - s->lru_first->active_ns >= limit)
+		conn_close(s->lru_first);
+}
+
+/* ---- setup --------------------------------------------------------------- */
+
+static void watch(struct server *s, int fd, uint64_t tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = tag };
+
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev))
+		die("epoll_ctl: %s", strerror(errno));
+}
+
+static void setup(struct server *s)
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons((uint16_t)s->cfg.port) };
+	socklen_t alen = sizeof(addr);
+	sigset_t sigs;
+	int one = 1;
+
+	/*
+	 * A connection holds up to two descriptors (socket, file): raise the
+	 * limit as far as allowed and keep the cap below it, so that accept
+	 * never fails for want of one (the listening socket would stay
+	 * readable and the loop would spin).
+	 */
+	struct rlimit nofile;
+
+	if (!getrlimit(RLIMIT_NOFILE, &nofile)) {
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+		getrlimit(RLIMIT_NOFILE, &nofile);
+		if (nofile.rlim_cur < 2 * (rlim_t)s->cfg.max_conns + 64)
+			s->cfg.max_conns = nofile.rlim_cur > 66 ? (unsigned)(nofile.rlim_cur - 64) / 2 : 1;
+	}
+	s->root_fd = open(s->cfg.root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (s->root_fd < 0)
+		die("%s: %s", s->cfg.root, strerror(errno));
+	if (s->cfg.log && !(s->log = fopen(s->cfg.log, "w")))
+		die("%s: %s", s->cfg.log, strerror(errno));
+	if (s->log)
+		fprintf(s->log, "# nowait-serve mode=%s tls=%d\n# wall_start_ns service_ns "
+			"data_ns status body_bytes cached reads_inline reads_queued how\n",
+			mode_names[s->cfg.mode], s->cfg.cert != NULL);
+	if (s->cfg.cert) {
+		s->tls = SSL_CTX_new(TLS_server_method());
+		if (!s->tls || !SSL_CTX_set_min_proto_version(s->tls, TLS1_2_VERSION) ||
+		    SSL_CTX_use_certificate_chain_file(s->tls, s->cfg.cert) != 1 ||
+		    SSL_CTX_use_PrivateKey_file(s->tls, s->cfg.key, SSL_FILETYPE_PEM) != 1)
+			die("TLS setup with %s and %s failed", s->cfg.cert, s->cfg.key);
+		SSL_CTX_set_mode(s->tls, SSL_MODE_ENABLE_PARTIAL_WRITE |
+				 SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
+		SSL_CTX_set_options(s->tls, SSL_OP_NO_RENEGOTIATION);
+	}
+
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	s->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s->epfd < 0 || s->listen_fd < 0 || inet_pton(AF_INET, s->cfg.bind, &addr.sin_addr) != 1)
+		die("cannot set up the listening socket on %s", s->cfg.bind);
+	setsockopt(s->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(s->listen_fd, (struct sockaddr *)&addr, sizeof(addr)) ||
+	    listen(s->listen_fd, 1024) ||
+	    getsockname(s->listen_fd, (struct sockaddr *)&addr, &alen))
+		die("%s:%u: %s", s->cfg.bind, s->cfg.port, strerror(errno));
+	watch(s, s->listen_fd, EV_LISTEN);
+
+	if (s->cfg.mode == MODE_URING) {
+		int err = io_uring_queue_init(256, &s->ring, 0);
+
+		if (err)
+			die("io_uring_queue_init: %s", strerror(-err));
+		watch(s, s->ring.ring_fd, EV_COMPLETIONS);
+	} else if (s->cfg.mode != MODE_SENDFILE) {
+		struct nowait_params p = { .threads = s->cfg.threads };
+
+		if (s->cfg.mode == MODE_POOL)
+			p.preadv2 = preadv2_without_nowait;
+		int err = nowait_create(&p, &s->nowait);
+
+		if (err)
+			die("nowait_create: %s", strerror(-err));
+		watch(s, nowait_fd(s->nowait), EV_COMPLETIONS);
+	}
+
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	s->signal_fd = signalfd(-1, &sigs, SFD_CLOEXEC);
+	watch(s, s->signal_fd, EV_SIGNAL);
+	signal(SIGPIPE, SIG_IGN);	/* OpenSSL writes with write(2), not MSG_NOSIGNAL */
+
+	/* Tests and the benchmark read the port from this line (--port 0). */
+	printf("nowait-serve: listening on %s://%s:%u mode %s\n", s->tls ? "https" : "http",
+	       s->cfg.bind, ntohs(addr.sin_port), mode_names[s->cfg.mode]);
+	fflush(stdout);
+}
+
+/* Closes everything; reads still in flight finish into their buffers
+ * before those are freed. */
+static void shutdown_server(struct server *s)
+{
+	struct rusage ru;
+
+	while (s->lru_first)
+		conn_close(s->lru_first);
+	run_ready(s);	/* the batch the signal interrupted may have left some */
+	while (s->reads_in_flight) {
+		if (s->cfg.mode == MODE_URING) {
+			struct io_uring_cqe *cqe;
+
+			io_uring_wait_cqe(&s->ring, &cqe);
+		} else {
+			struct pollfd p = { .fd = nowait_fd(s->nowait), .events = POLLIN };
+
+			poll(&p, 1, -1);
+		}
+		reap_completions(s);
+		run_ready(s);
+	}
+	free_dead(s);
+	getrusage(RUSAGE_SELF, &ru);
+	fprintf(stderr, "nowait-serve: mode=%s requests=%" PRIu64 " reads_inline=%" PRIu64
+		" reads_queued=%" PRIu64 " evictions=%" PRIu64 " refused=%" PRIu64
+		" cpu_user_s=%.3f cpu_sys_s=%.3f\n",
+		mode_names[s->cfg.mode], s->requests, s->reads_inline, s->reads_queued, s->evictions,
+		s->refused, ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+		ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
+	if (s->nowait)
+		nowait_destroy(s->nowait);
+	if (s->cfg.mode == MODE_URING)
+		io_uring_queue_exit(&s->ring);
+	if (s->log)
+		fclose(s->log);
+	SSL_CTX_free(s->tls);
+	close(s->signal_fd);
+	close(s->listen_fd);
+	close(s->epfd);
+	close(s->root_fd);
+}
+
+static void serve(struct server *s)
+{
+	struct epoll_event events[64];
+
+	for (;;) {
+		int n = epoll_wait(s->epfd, events, 64, s->lru_first ? 1000 : -1);
+
+		s->now_ns = clock_ns(CLOCK_MONOTONIC);
+		for (int i = 0; i < n; i++) {
+			switch (events[i].data.u64) {
+			case EV_LISTEN:
+				accept_all(s);
+				break;
+			case EV_COMPLETIONS:
+				reap_completions(s);
+				break;
+			case EV_SIGNAL:
+				return;
+			default: {
+				struct conn *c = events[i].data.ptr;
+
+				/* A completion earlier in this batch may have closed it. */
+				if (!c->closed && !c->read_in_flight)
+					conn_run(c);
+			}
+			}
+			run_ready(s);
+		}
+		free_dead(s);
+		if (s->now_ns - s->last_sweep_ns >= 250000000u)
+			sweep_idle(s);
+	}
+}
+
+static void usage(void)
+{
+	fputs("usage: nowait-serve --root DIR [options]\n"
+	      "  --mode M            pool, adaptive (default), io_uring, sendfile (plain HTTP only)\n"
+	      "  --bind ADDR         IPv4 address to listen on (default 127.0.0.1)\n"
+	      "  --port N            TCP port, 0 for any free one (default 8080)\n"
+	      "  --cert F --key F    serve HTTPS with this PEM certificate chain and key\n"
+	      "  --log FILE          one line per request: service time, cached, inline or queued\n"
+	      "  --threads N         libnowait pool threads (default 4)\n"
+	      "  --chunk BYTES       bytes per file read (default 65536)\n"
+	      "  --max-conns N       connection cap (default 1024)\n"
+	      "  --idle-timeout S    close connections without progress for S seconds (default 30)\n",
+	      stderr);
+	exit(2);
+}
+
+static unsigned parse_unsigned(const char *s, unsigned lo, unsigned hi)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (!*s || *end || v < lo || v > hi)
+		usage();
+	return (unsigned)v;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "root", required_argument, NULL, 'r' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "bind", required_argument, NULL, 'b' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "cert", required_argument, NULL, 'c' },
+		{ "key", required_argument, NULL, 'k' },
+		{ "log", required_argument, NULL, 'l' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "chunk", required_argument, NULL, 'C' },
+		{ "max-conns", required_argument, NULL, 'M' },
+		{ "idle-timeout", required_argument, NULL, 'i' },
+		{ 0 }
+	};
+	struct server s = {
+		.cfg = { .bind = "127.0.0.1", .mode = MODE_ADAPTIVE, .port = 8080, .max_conns = 1024,
+			 .idle_timeout_s = 30, .threads = 4, .chunk = 65536 },
+	};
+	int o;
+
+	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (o) {
+		case 'r': s.cfg.root = optarg; break;
+		case 'b': s.cfg.bind = optarg; break;
+		case 'p': s.cfg.port = parse_unsigned(optarg, 0, 65535); break;
+		case 'c': s.cfg.cert = optarg; break;
+		case 'k': s.cfg.key = optarg; break;
+		case 'l': s.cfg.log = optarg; break;
+		case 't': s.cfg.threads = parse_unsigned(optarg, 1, NOWAIT_MAX_THREADS); break;
+		case 'C': s.cfg.chunk = parse_unsigned(optarg, 4096, 1u << 24); break;
+		case 'M': s.cfg.max_conns = parse_unsigned(optarg, 1, 1u << 20); break;
+		case 'i': s.cfg.idle_timeout_s = parse_unsigned(optarg, 1, 86400); break;
+		case 'm': {
+			unsigned m = 0;
+
+			while (m < 4 && strcmp(optarg, mode_names[m]))
+				m++;
+			if (m == 4)
+				usage();
+			s.cfg.mode = (enum mode)m;
+			break;
+		}
+		default:
+			usage();
+		}
+	}
+	if (!s.cfg.root || optind != argc || !s.cfg.cert != !s.cfg.key ||
+	    (s.cfg.cert && s.cfg.mode == MODE_SENDFILE))
+		usage();
+	setup(&s);
+	s.now_ns = s.last_sweep_ns = clock_ns(CLOCK_MONOTONIC);
+	serve(&s);
+	shutdown_server(&s);
+	return 0;
+}

@@ -1,0 +1,318 @@
+#!/usr/bin/env bash
+# nowait-serve's tests with real clients: curl over HTTP and HTTPS in every
+# mode (sha256 of whole files and of ranges, keep-alive, HEAD), requests
+# that try to leave the document root, malformed requests over a raw
+# socket, and clients that stall. Prints "ok - ..." / "not ok - ..." lines
+# and a TAP plan at the end; exits 1 if any failed.
+#
+#   serve/test.sh [path/to/nowait-serve]
+#
+# No timing is asserted: the waits below are liveness bounds, generous so
+# that a loaded machine passes as an idle one does.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+bin=${1:-$(dirname "$0")/../build/serve/nowait-serve}
+work=$(mktemp -d /tmp/nowait-serve-test.XXXXXX)
+tests=0 failed=0 server_pid=
+cleanup() {
+	[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
+	exec 3>&- 4>&- 5>&- 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+check() {	# check DESCRIPTION COMMAND...
+	local what=$1
+	shift
+	tests=$((tests + 1))
+	if "$@"; then
+		echo "ok - $what"
+	else
+		echo "not ok - $what"
+		failed=$((failed + 1))
+	fi
+}
+
+# ---- the document root and the files outside it ----
+root=$work/root
+mkdir -p "$root/sub" "$work/outside"
+echo "secret outside the root" >"$work/outside/secret"
+sizes=(0 1 4095 4096 65535 65536 65537 300001 1048589)
+for s in "${sizes[@]}"; do head -c "$s" /dev/urandom >"$root/f$s"; done
+cp "$root/f4096" "$root/sub/name with space"
+ln -s ../f65536 "$root/sub/link-inside"
+ln -s "$work/outside/secret" "$root/link-absolute-out"
+ln -s ../outside/secret "$root/link-relative-out"
+ln -s ../../outside/secret "$root/sub/link-up-out"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+	-subj /CN=localhost -addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null ||
+	{ echo "not ok - openssl req made no certificate"; exit 1; }
+
+sha() { sha256sum | cut -d' ' -f1; }
+part() { tail -c +$(($2 + 1)) "$1" | head -c $(($3 - $2 + 1)); }	# FILE FIRST LAST
+declare -A want
+for s in "${sizes[@]}"; do want[f$s]=$(sha <"$root/f$s"); done
+
+start_server() {	# MODE SCHEME [options]
+	local mode=$1 scheme=$2 tls=()
+	shift 2
+	[ "$scheme" = https ] && tls=(--cert "$work/cert.pem" --key "$work/key.pem")
+	: >"$work/out"
+	"$bin" --root "$root" --port 0 --mode "$mode" --log "$work/log" "${tls[@]}" "$@" \
+		>"$work/out" 2>"$work/err" &
+	server_pid=$!
+	port=$(listening_port "$work/out") || return 1
+	base=$scheme://127.0.0.1:$port
+	curl_opts=(-s --max-time 60 --cacert "$work/cert.pem" --path-as-is)
+}
+
+stop_server() {	# exit status 0, and nothing from the sanitizers
+	kill -TERM "$server_pid" && wait "$server_pid"
+	local rc=$?
+	server_pid=
+	[ $rc -eq 0 ] && ! grep -q 'Sanitizer\|runtime error' "$work/err"
+}
+
+# ---- curl: contents, ranges, keep-alive ----
+whole_files_match() {
+	local args=() s
+	for s in "${sizes[@]}"; do args+=("$base/f$s" -o "$work/got-$s"); done
+	# One invocation: curl reuses the connection, so this is keep-alive too.
+	curl "${curl_opts[@]}" -w '%{http_code} %{num_connects}\n' "${args[@]}" >"$work/codes" || return 1
+	[ "$(sort -u "$work/codes" | tr '\n' ' ')" = "200 0 200 1 " ] || return 1
+	for s in "${sizes[@]}"; do
+		[ "$(sha <"$work/got-$s")" = "${want[f$s]}" ] || return 1
+	done
+}
+
+# The ranges asked for, as "size first last" with their sha256, computed
+# once for every run below.
+range_specs=() range_wants=() range_shas=()
+for s in "${sizes[@]}"; do
+	[ "$s" -gt 0 ] || continue
+	for spec in "0-0" "1-$((s / 2))" "$((s / 3))-" "-1000" "-$((s + 5))" "0-$((s + 100))" "$((s - 1))-$((s - 1))"; do
+		case $spec in
+		-*) first=$((s > ${spec#-} ? s - ${spec#-} : 0)) last=$((s - 1)) ;;
+		*-) first=${spec%-} last=$((s - 1)) ;;
+		*) first=${spec%-*} last=${spec#*-} ;;
+		esac
+		[ "$last" -lt "$s" ] || last=$((s - 1))
+		[ "$first" -le "$last" ] || continue
+		range_specs+=("$s $spec")
+		range_wants+=("$s $first $last")
+		range_shas+=("$(part "$root/f$s" "$first" "$last" | sha)")
+	done
+done
+
+ranges_match() {
+	local i s spec first last args=() got headers
+	for i in "${!range_specs[@]}"; do
+		read -r s spec <<<"${range_specs[$i]}"
+		[ "$i" -gt 0 ] && args+=(--next)
+		args+=("${curl_opts[@]}" -r "$spec" -D "$work/headers-$i" -o "$work/range-$i" "$base/f$s")
+	done
+	# One curl for all: fast, and many requests on one keep-alive connection.
+	curl "${args[@]}" || return 1
+	# Few processes per check: they dominate the run time on a busy machine.
+	mapfile -t got < <(for i in "${!range_specs[@]}"; do echo "$work/range-$i"; done |
+		xargs sha256sum | cut -d' ' -f1)
+	for i in "${!range_specs[@]}"; do
+		read -r s first last <<<"${range_wants[$i]}"
+		headers=$(tr -d '\r' <"$work/headers-$i")
+		[[ $headers == "HTTP/1.1 206 "* ]] &&
+			[[ ${headers,,} == *"content-range: bytes $first-$last/$s"* ]] &&
+			[ "${got[$i]}" = "${range_shas[$i]}" ] ||
+			{ echo "# bytes $first-$last of f$s" >&2; return 1; }
+	done
+}
+
+status_of() {	# URL [curl options]: the status code
+	local url=$1
+	shift
+	curl "${curl_opts[@]}" -o "$work/body" -w '%{http_code}' "$@" "$url"
+}
+
+unsatisfiable_range_is_416() {
+	[ "$(status_of "$base/f65536" -r 65536- -D "$work/headers")" = 416 ] &&
+		grep -qi '^Content-Range: bytes \*/65536' "$work/headers" &&
+		[ "$(status_of "$base/f0" -r -5)" = 416 ] &&
+		[ "$(status_of "$base/f4096" -r 9999-10000)" = 416 ]
+}
+
+head_has_length() {
+	curl "${curl_opts[@]}" -I "$base/f300001" | tr -d '\r' | grep -qx 'Content-Length: 300001'
+}
+
+links_inside_and_odd_names_work() {
+	[ "$(curl "${curl_opts[@]}" "$base/sub/link-inside" | sha)" = "${want[f65536]}" ] &&
+		[ "$(curl "${curl_opts[@]}" "$base/sub/name%20with%20space" | sha)" = "${want[f4096]}" ] &&
+		[ "$(curl "${curl_opts[@]}" "$base//sub/./link-inside?query=1" | sha)" = "${want[f65536]}" ]
+}
+
+# A refusal is a 4xx whose body is not the secret.
+refused() {	# PATH EXPECTED_STATUS
+	local code
+	code=$(status_of "$base$1")
+	[ "$code" = "$2" ] && ! grep -q secret "$work/body" ||
+		{ echo "# $1: $code, wanted $2" >&2; return 1; }
+}
+
+paths_outside_refused() {
+	refused /../outside/secret 403 &&
+		refused /sub/../../outside/secret 403 &&
+		refused /%2e%2e/outside/secret 403 &&
+		refused /%2E%2E%2Foutside%2Fsecret 403 &&
+		refused /sub/%2e%2e/%2e%2e/outside/secret 403 &&
+		refused /.%2e/outside/secret 403 &&
+		refused /link-absolute-out 403 &&
+		refused /link-relative-out 403 &&
+		refused /sub/link-up-out 403 &&
+		refused /f4096%00.txt 400 &&
+		refused /%00 400 &&
+		refused /bad%zzescape 400 &&
+		refused /missing 404 &&
+		refused /sub 404
+}
+
+# ---- raw requests (plain HTTP only: the parser is the same under TLS) ----
+raw_status() {	# REQUEST-BYTES (printf format): the status line's code
+	local line
+	exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
+	# shellcheck disable=SC2059 # the request is the format
+	printf "$1" >&3
+	IFS= read -r -t 30 line <&3
+	exec 3>&-
+	line=${line#HTTP/1.1 }
+	echo "${line%% *}"
+}
+
+expect_raw() {	# REQUEST STATUS
+	local got
+	got=$(raw_status "$1")
+	[ "$got" = "$2" ] || { echo "# $(printf %q "${1:0:60}"): got '$got', wanted $2" >&2; return 1; }
+}
+
+malformed_requests_refused() {
+	local big
+	big=$(head -c 9000 /dev/zero | tr '\0' a)
+	expect_raw 'GARBAGE\r\n\r\n' 400 &&
+		expect_raw 'GET /f1 HTTP/1.1\r\n\r\n' 400 &&
+		expect_raw 'GET /f1 HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n' 400 &&
+		expect_raw 'GET /f1 HTTP/1.1\r\nHost: a\r\nno colon here\r\n\r\n' 400 &&
+		expect_raw 'GET /f1 HTTP/1.1\r\nHost: a\r\n folded: header\r\n\r\n' 400 &&
+		expect_raw 'GET /f1 HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello' 400 &&
+		expect_raw 'GET /f1 HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n' 400 &&
+		expect_raw 'GET /f1\0x HTTP/1.1\r\nHost: a\r\n\r\n' 400 &&
+		expect_raw 'GET http://a/f1 HTTP/1.1\r\nHost: a\r\n\r\n' 400 &&
+		expect_raw 'GET /f1 HTTP/1.1 extra\r\nHost: a\r\n\r\n' 400 &&
+		expect_raw 'GET /f1 HTTP/2.0\r\nHost: a\r\n\r\n' 505 &&
+		expect_raw "GET /$big HTTP/1.1\r\nHost: a\r\n\r\n" 431 &&
+		expect_raw 'POST /f1 HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n' 405 &&
+		expect_raw 'DELETE /f1 HTTP/1.1\r\nHost: a\r\n\r\n' 405 &&
+		expect_raw 'BREW /f1 HTTP/1.1\r\nHost: a\r\n\r\n' 501 &&
+		expect_raw 'GET /f1 HTTP/1.0\r\n\r\n' 200 &&
+		expect_raw '\r\nGET /f1 HTTP/1.1\r\nHost: a\r\n\r\n' 200
+}
+
+pipelined_requests_answered() {
+	local n
+	exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
+	printf 'GET /f1 HTTP/1.1\r\nHost: a\r\n\r\nHEAD /f4096 HTTP/1.1\r\nHost: a\r\n\r\nGET /f1 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n' >&3
+	# The bodies end without a newline: count status lines anywhere.
+	n=$(timeout 30 cat <&3 | grep -ao 'HTTP/1.1 200 OK' | wc -l)
+	exec 3>&-
+	[ "$n" = 3 ]
+}
+
+# A client that sent half a request, and one that asked for a big file and
+# reads nothing, hold their connections while another client is served.
+stalled_clients_do_not_stall_others() {
+	local line ok=0
+	exec 4<>"/dev/tcp/127.0.0.1/$port" || return 1
+	exec 5<>"/dev/tcp/127.0.0.1/$port" || return 1
+	if [ "$scheme" = http ]; then
+		printf 'GET /f1 HTTP/1.1\r\nHo' >&4
+		printf 'GET /f1048589 HTTP/1.1\r\nHost: a\r\n\r\n' >&5
+	else
+		printf '\026\003\001' >&4	# the start of a TLS record, then nothing
+		head -c 1024 /dev/urandom >&5	# not TLS at all
+	fi
+	[ "$(curl "${curl_opts[@]}" "$base/f1048589" | sha)" = "${want[f1048589]}" ] && ok=1
+	if [ "$scheme" = http ] && [ $ok = 1 ]; then
+		printf 'st: a\r\n\r\n' >&4	# the stalled request completes and is answered
+		IFS= read -r -t 30 line <&4
+		[ "${line%$'\r'}" = "HTTP/1.1 200 OK" ] || ok=0
+	fi
+	exec 4>&- 5>&-
+	[ $ok = 1 ]
+}
+
+log_says() {	# MODE: every request logged; pool never inline, adaptive inline for cached files
+	local lines inline
+	kill -0 "$server_pid" || return 1
+	lines=$(grep -vc '^#' "$work/log")
+	inline=$(grep -v '^#' "$work/log" | awk '$9 == "inline"' | wc -l)
+	[ "$lines" -gt 0 ] || return 1
+	case $1 in
+	pool) [ "$inline" = 0 ] ;;
+	adaptive | io_uring) [ "$inline" -gt 0 ] ;;
+	sendfile) ! grep -v '^#' "$work/log" | awk '$9 == "inline" || $9 == "queued"' | grep -q . ;;
+	esac
+}
+
+for run in pool:http pool:https adaptive:http adaptive:https io_uring:http io_uring:https sendfile:http; do
+	mode=${run%:*} scheme=${run#*:}
+	if ! start_server "$mode" "$scheme"; then
+		check "$run: server starts" false
+		continue
+	fi
+	check "$run: whole files, sha256 equal, one keep-alive connection" whole_files_match
+	check "$run: ranges (first, middle, open, suffix, clamped), sha256 equal" ranges_match
+	check "$run: unsatisfiable ranges get 416 with Content-Range */size" unsatisfiable_range_is_416
+	check "$run: HEAD gives Content-Length and no body" head_has_length
+	check "$run: symlink inside the root, %20, //, ./ and a query work" links_inside_and_odd_names_work
+	check "$run: .., %2e%2e, %2f, NUL, symlinks out refused" paths_outside_refused
+	if [ "$scheme" = http ]; then
+		check "$run: malformed requests 400/431/505, unknown methods 405/501" malformed_requests_refused
+		check "$run: pipelined requests answered in order" pipelined_requests_answered
+	fi
+	check "$run: stalled clients do not stall another client" stalled_clients_do_not_stall_others
+	check "$run: per-request log as the mode implies" log_says "$mode"
+	check "$run: clean exit on SIGTERM, no sanitizer report" stop_server
+	[ -s "$work/err" ] && sed 's/^/# /' "$work/err" | grep -v '^# nowait-serve: mode=' >&2
+done
+
+# Limits, in their own servers: idle connections time out, and at the
+# connection cap an idle one makes room for a newcomer.
+idle_connection_closed() {
+	exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
+	printf 'GET /f1 HTTP/1.1\r\n' >&3
+	timeout 30 cat <&3 >/dev/null	# returns at EOF, when the server closed it
+	local rc=$?
+	exec 3>&-
+	[ $rc -eq 0 ]
+}
+if start_server adaptive http --idle-timeout 1; then
+	check "idle-timeout 1: a stalled connection is closed" idle_connection_closed
+	check "idle-timeout 1: clean exit" stop_server
+fi
+
+cap_makes_room() {
+	local fds=() i fd ok
+	for i in 1 2 3 4 5 6; do
+		exec {fd}<>"/dev/tcp/127.0.0.1/$port" || return 1
+		fds+=("$fd")
+	done
+	[ "$(curl "${curl_opts[@]}" "$base/f65536" | sha)" = "${want[f65536]}" ]
+	ok=$?
+	for fd in "${fds[@]}"; do exec {fd}>&-; done
+	return $ok
+}
+if start_server adaptive https --max-conns 3; then
+	check "max-conns 3: six idle connections do not lock out a client" cap_makes_room
+	check "max-conns 3: clean exit" stop_server
+fi
+
+echo "1..$tests"
+[ $failed -eq 0 ]
