@@ -130,6 +130,7 @@ int main(void)
 	serve(fd, NOWAIT_BACKEND_THREADS);
 	if (nowait_create(&(struct nowait_params){ .backend = NOWAIT_BACKEND_IO_URING }, &ctx))
 		t_skip("io_uring is not available here: the threads backend passed");
+	nowait_destroy(ctx);
 	CHECK(nowait_create(NULL, &ctx) == 0);
 	CHECK(nowait_backend(ctx) == NOWAIT_BACKEND_IO_URING);
 	nowait_destroy(ctx);
