@@ -1,7 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # plot.sh BENCH.json OUT.png: latency CDFs from nowait-bench's JSON, one
-# panel per class (f1, f2, f3, the whole mix), a line per mode, log x axis.
+# panel per class (f1, f2, f3, the whole mix), a line per mode, log x axis;
+# then the rate ramp (mix p99 against arrival rate) and the logging run's
+# write latency CDF, where the JSON has them.
 # Needs jq and gnuplot (Debian: jq, gnuplot-nox). Runs on the host; the
 # JSON can come from a guest.
 set -eu
@@ -19,14 +21,22 @@ for m in $modes; do
 			'.modes[$m].classes[$c].lat.cdf[] | "\(.[0]) \(.[1])"' "$json" >"$tmp/$m.$c"
 	done
 done
+for m in $(jq -r '(.ramp.modes // {}) | keys_unsorted[]' "$json"); do
+	jq -r --arg m "$m" '.ramp.modes[$m].steps[] | "\(.rate) \(.p99_us)"' "$json" >"$tmp/ramp.$m"
+done
+for m in $(jq -r '(.log.modes // {}) | keys_unsorted[]' "$json"); do
+	jq -r --arg m "$m" '.log.modes[$m].lat.cdf[] | "\(.[0]) \(.[1])"' "$json" >"$tmp/log.$m"
+done
+bound=$(jq -r '.ramp.p99_bound_ms // 0' "$json")
+
 title=$(jq -r '"\(.system.kernel), \(.storage.fs) on \(.storage.disk), " +
 	(if .storage.throttle then "\(.storage.read_iops_limit) read IOPS (cgroup)" else "no cgroup throttle" end) +
 	", \(.workload.rate | floor) req/s open loop, pool \(.workload.threads) threads, load \(.system.load_start[0])"' "$json")
 
 {
-	echo "set terminal png size 1400,1000 font ',10'"
+	echo "set terminal png size 1400,1500 font ',10'"
 	echo "set output '$png'"
-	echo "set multiplot layout 2,2 title \"nowait-bench latency CDF (from scheduled arrival): $title\" noenhanced"
+	echo "set multiplot layout 3,2 title \"nowait-bench latency CDF (from scheduled arrival): $title\" noenhanced"
 	echo "set logscale x"
 	echo "set format x '10^{%T}'"
 	echo "set xlabel 'latency (us)'"
@@ -50,6 +60,34 @@ title=$(jq -r '"\(.system.kernel), \(.storage.fs) on \(.storage.disk), " +
 		done
 		echo "$line"
 	done
+	if ls "$tmp"/log.* >/dev/null 2>&1; then
+		echo "set title 'logging: 4 KiB O_APPEND records, write latency'"
+		sep="plot"
+		line=""
+		for f in "$tmp"/log.*; do
+			line="$line$sep '$f' using 1:2 with lines lw 2 title '${f##*/log.}' noenhanced"
+			sep=","
+		done
+		echo "$line"
+	fi
+	if ls "$tmp"/ramp.* >/dev/null 2>&1; then
+		echo "set title 'rate ramp: mix p99 against arrival rate (bound $bound ms)'"
+		echo "unset logscale x"
+		echo "set format x '%g'"
+		echo "set logscale y"
+		echo "set format y '10^{%T}'"
+		echo "set autoscale y"
+		echo "set xlabel 'arrivals per second'"
+		echo "set ylabel 'p99 (us)'"
+		echo "set key top left"
+		sep="plot"
+		line=""
+		for f in "$tmp"/ramp.*; do
+			line="$line$sep '$f' using 1:2 with linespoints lw 2 title '${f##*/ramp.}' noenhanced"
+			sep=","
+		done
+		echo "$line$sep $bound * 1000 with lines dt 2 lc rgb 'black' title 'bound'"
+	fi
 	echo "unset multiplot"
 } >"$tmp/plot.gp"
 gnuplot "$tmp/plot.gp"
