@@ -846,14 +846,18 @@ static int ring_init(struct nowait_ctx *ctx)
 	return 0;
 }
 
-/* Whether the fields after the ones this version knows, and any padding, are zero. */
+/*
+ * Whether a reserved slot past the fields this version knows is set. The
+ * padding after them is not looked at: a caller that sets fields one by one
+ * may leave it undefined.
+ */
 static bool unknown_fields(const struct nowait_params *p)
 {
-	size_t known = offsetof(struct nowait_params, backend) + sizeof(p->backend);
-	const unsigned char *b = (const unsigned char *)p;
+	size_t known = offsetof(struct nowait_params, backend) + sizeof(p->backend) -
+		       offsetof(struct nowait_params, reserved);
 
-	for (size_t i = known; i < sizeof(*p); i++)
-		if (b[i])
+	for (size_t i = (known + 7) / 8; i < sizeof(p->reserved) / sizeof(p->reserved[0]); i++)
+		if (p->reserved[i])
 			return true;
 	return false;
 }
