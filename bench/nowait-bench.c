@@ -63,7 +63,7 @@ static bool raw_uring(int mode)
 
 #define MAX_REPS 15
 #define RAMP_STEPS 6
-static const double ramp_factor[RAMP_STEPS] = { 1, 1.5, 2, 3, 4, 6 };
+static const double ramp_factor[RAMP_STEPS] = { 0.5, 1, 1.5, 2, 3, 4 };
 
 struct cfg {
 	const char *dir, *json, *txt;
@@ -126,7 +126,7 @@ struct result {
 };
 
 static struct cfg cfg = {
-	.duration = 8, .warmup = 2, .reps = 5, .ramp_s = 3, .p99_bound_ms = 10, .log_rate = 500,
+	.duration = 6, .warmup = 2, .reps = 5, .ramp_s = 3, .p99_bound_ms = 100, .log_rate = 500,
 	.util = 0.6, .max_rate = 2000, .calib_s = 3, .threads = 4, .iops = 200,
 	.throttle = true, .theta = 1.2, .f1_hit = 0.90,
 	.mix = { 73, 18, 9 }, .mib = { 256, 1024, 1024 }, .seed = 1, .spin_us = 300,
@@ -1034,7 +1034,7 @@ static void reschedule(double rate, double warmup, double duration)
 }
 
 /*
- * Raises the arrival rate in steps from the base rate until p99 of the mix
+ * Raises the arrival rate in steps from half the base rate until p99 of the mix
  * exceeds the bound or the run cannot finish: the mode's capacity is the
  * last rate that passed. Below saturation every mode's throughput is the
  * arrival rate, so only this tells the modes' capacities apart.
@@ -1682,11 +1682,11 @@ static void usage(FILE *f)
 		"  --json FILE        write results as JSON (plot with bench/plot.sh FILE PNG)\n"
 		"  --txt FILE         also write the report table to FILE\n"
 		"  --quick            short run (2 runs of 3 s per mode, 1 s calibration, short ramp)\n"
-		"  --duration S       measured seconds per run (default 8)\n"
+		"  --duration S       measured seconds per run (default 6)\n"
 		"  --warmup S         seconds before that, not measured (default 2)\n"
 		"  --reps N           runs per mode, mode order rotated each time (default 5, max 15)\n"
 		"  --ramp-s S         seconds per rate-ramp step; 0: no ramp (default 3)\n"
-		"  --p99-bound-ms MS  the ramp's bound on the mix p99 (default 10)\n"
+		"  --p99-bound-ms MS  the ramp's bound on the mix p99 (default 100)\n"
 		"  --log-rate R       4 KiB O_APPEND records/s of the logging run; 0: none (default 500)\n"
 		"  --rate R           arrivals per second (default: calibrated)\n"
 		"  --util U           calibrated rate = U * cold-read capacity / device reads per request (0.6)\n"
