@@ -61,11 +61,13 @@ title=$(jq -r '"\(.system.kernel), \(.storage.fs) on \(.storage.disk), " +
 		echo "$line"
 	done
 	if ls "$tmp"/log.* >/dev/null 2>&1; then
-		echo "set title 'logging: 4 KiB O_APPEND records, write latency'"
+		echo "set title 'logging: 4 KiB O_APPEND records, write latency' noenhanced"
 		sep="plot"
 		line=""
-		for f in "$tmp"/log.*; do
-			line="$line$sep '$f' using 1:2 with lines lw 2 title '${f##*/log.}' noenhanced"
+		# In the panels' mode order, so that each mode keeps its colour.
+		for m in $modes; do
+			[ -f "$tmp/log.$m" ] || continue
+			line="$line$sep '$tmp/log.$m' using 1:2 with lines lw 2 title '$m' noenhanced"
 			sep=","
 		done
 		echo "$line"
@@ -82,8 +84,9 @@ title=$(jq -r '"\(.system.kernel), \(.storage.fs) on \(.storage.disk), " +
 		echo "set key top left"
 		sep="plot"
 		line=""
-		for f in "$tmp"/ramp.*; do
-			line="$line$sep '$f' using 1:2 with linespoints lw 2 title '${f##*/ramp.}' noenhanced"
+		for m in $modes; do
+			[ -f "$tmp/ramp.$m" ] || continue
+			line="$line$sep '$tmp/ramp.$m' using 1:2 with linespoints lw 2 title '$m' noenhanced"
 			sep=","
 		done
 		echo "$line$sep $bound * 1000 with lines dt 2 lc rgb 'black' title 'bound'"
