@@ -484,6 +484,42 @@ static ssize_t no_inline_preadv2(int fd, const struct iovec *iov, int cnt, off_t
 	return preadv2(fd, iov, cnt, off, flags);
 }
 
+/* pool mode for writes: the inline attempt always refused, as for reads. */
+static ssize_t no_inline_pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+{
+	if (flags & RWF_NOWAIT) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	return pwritev2(fd, iov, cnt, off, flags);
+}
+
+/* The libnowait context of a mode (not the raw io_uring ones). */
+static struct nowait_params lib_params(int mode)
+{
+	struct nowait_params p = { .threads = cfg.threads, .backend = NOWAIT_BACKEND_THREADS };
+
+	if (mode == M_POOL) {
+		p.preadv2 = no_inline_preadv2;
+		p.pwritev2 = no_inline_pwritev2;
+	} else if (mode == M_FAST) {
+		p.probe_interval = 1;	/* "every 1st read probes": never skip */
+	} else if (mode == M_LIBURING) {
+		p.backend = NOWAIT_BACKEND_IO_URING;
+	}
+	return p;
+}
+
+/* Like for like: at most as many blocking transfers at once as the pool has threads. */
+static void bound_ring(int mode, struct io_uring *ring)
+{
+	unsigned workers[2] = { cfg.threads, cfg.threads };
+	int rc;
+
+	if (mode == M_URING_B && (rc = io_uring_register_iowq_max_workers(ring, workers)) < 0)
+		die("IORING_REGISTER_IOWQ_MAX_WORKERS: %s", strerror(-rc));
+}
+
 struct loop {
 	int mode, ep;
 	uint64_t t0, warm;	/* warm: ns after t0 where measuring starts */
@@ -669,14 +705,11 @@ static void run_mode(int mode, struct result *r, double give_up_s)
 
 	if (raw_uring(mode)) {
 		struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE, .cq_entries = 16384 };
-		unsigned workers[2] = { cfg.threads, cfg.threads };
 		int rc = io_uring_queue_init_params(1024, &l.ring, &p);
 
 		if (rc < 0)
 			die("io_uring_queue_init: %s", strerror(-rc));
-		/* Like for like: at most as many blocking reads at once as the pool has threads. */
-		if (mode == M_URING_B && (rc = io_uring_register_iowq_max_workers(&l.ring, workers)) < 0)
-			die("IORING_REGISTER_IOWQ_MAX_WORKERS: %s", strerror(-rc));
+		bound_ring(mode, &l.ring);
 		/*
 		 * The ring fd polls readable while CQEs wait: the loop sleeps on
 		 * it. (An eventfd would fire for the inline completions too, and
@@ -684,15 +717,9 @@ static void run_mode(int mode, struct result *r, double give_up_s)
 		 */
 		fd = l.ring.ring_fd;
 	} else {
-		struct nowait_params p = { .threads = cfg.threads, .backend = NOWAIT_BACKEND_THREADS };
+		struct nowait_params p = lib_params(mode);
 		int rc;
 
-		if (mode == M_POOL)
-			p.preadv2 = no_inline_preadv2;
-		else if (mode == M_FAST)
-			p.probe_interval = 1;	/* "every 1st read probes": never skip */
-		else if (mode == M_LIBURING)
-			p.backend = NOWAIT_BACKEND_IO_URING;
 		rc = nowait_create(&p, &l.ctx);
 		if (rc < 0)
 			die("nowait_create: %s", strerror(-rc));
@@ -806,16 +833,6 @@ struct logres {
 	struct nowait_stats st;
 };
 
-/* pool mode for writes: the inline attempt always refused, as for reads. */
-static ssize_t no_inline_pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
-{
-	if (flags & RWF_NOWAIT) {
-		errno = EOPNOTSUPP;
-		return -1;
-	}
-	return pwritev2(fd, iov, cnt, off, flags);
-}
-
 static void log_done(struct logres *lr, uint64_t due, uint64_t warm, ssize_t res)
 {
 	uint64_t now = now_ns();
@@ -850,24 +867,16 @@ static void run_log(int mode, struct logres *lr)
 		die("log setup: %s", strerror(errno));
 	memset(buf, 'l', 4096);
 	if (raw_uring(mode)) {
-		unsigned workers[2] = { cfg.threads, cfg.threads };
 		int rc = io_uring_queue_init(1024, &ring, 0);
 
 		if (rc < 0)
 			die("io_uring_queue_init: %s", strerror(-rc));
-		if (mode == M_URING_B)
-			io_uring_register_iowq_max_workers(&ring, workers);
+		bound_ring(mode, &ring);
 		efd = ring.ring_fd;
 	} else {
-		struct nowait_params p = { .threads = cfg.threads, .backend = NOWAIT_BACKEND_THREADS };
+		struct nowait_params p = lib_params(mode);
 		int rc;
 
-		if (mode == M_POOL)
-			p.pwritev2 = no_inline_pwritev2;
-		else if (mode == M_FAST)
-			p.probe_interval = 1;
-		else if (mode == M_LIBURING)
-			p.backend = NOWAIT_BACKEND_IO_URING;
 		if ((rc = nowait_create(&p, &ctx)) < 0 || (rc = nowait_file_open(ctx, fd, &nf)) < 0)
 			die("nowait: %s", strerror(-rc));
 		efd = nowait_fd(ctx);

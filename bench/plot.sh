@@ -18,7 +18,7 @@ modes=$(jq -r '.modes | keys_unsorted[]' "$json")
 for m in $modes; do
 	for c in f1 f2 f3 all; do
 		jq -r --arg m "$m" --arg c "$c" \
-			'.modes[$m].classes[$c].lat.cdf[] | "\(.[0]) \(.[1])"' "$json" >"$tmp/$m.$c"
+			'.modes[$m].classes[$c].lat.cdf[] | "\(.[0]) \(.[1])"' "$json" >"$tmp/$c.$m"
 	done
 done
 for m in $(jq -r '(.ramp.modes // {}) | keys_unsorted[]' "$json"); do
@@ -28,6 +28,18 @@ for m in $(jq -r '(.log.modes // {}) | keys_unsorted[]' "$json"); do
 	jq -r --arg m "$m" '.log.modes[$m].lat.cdf[] | "\(.[0]) \(.[1])"' "$json" >"$tmp/log.$m"
 done
 bound=$(jq -r '.ramp.p99_bound_ms // 0' "$json")
+
+# plot_cmd PREFIX STYLE: a gnuplot plot command with a line per mode that has
+# a file $tmp/PREFIX<mode>, in the same mode order in every panel, so that each
+# mode keeps its colour.
+plot_cmd() {
+	sep="plot"
+	for m in $modes; do
+		[ -f "$tmp/$1$m" ] || continue
+		printf "%s '%s' using 1:2 with %s lw 2 title '%s' noenhanced" "$sep" "$tmp/$1$m" "$2" "$m"
+		sep=","
+	done
+}
 
 title=$(jq -r '"\(.system.kernel), \(.storage.fs) on \(.storage.disk), " +
 	(if .storage.throttle then "\(.storage.read_iops_limit) read IOPS (cgroup)" else "no cgroup throttle" end) +
@@ -52,25 +64,13 @@ title=$(jq -r '"\(.system.kernel), \(.storage.fs) on \(.storage.disk), " +
 		all) t='all classes (the mix)';;
 		esac
 		echo "set title '$t'"
-		sep="plot"
-		line=""
-		for m in $modes; do
-			line="$line$sep '$tmp/$m.$c' using 1:2 with lines lw 2 title '$m' noenhanced"
-			sep=","
-		done
-		echo "$line"
+		plot_cmd "$c." lines
+		echo
 	done
 	if ls "$tmp"/log.* >/dev/null 2>&1; then
 		echo "set title 'logging: 4 KiB O_APPEND records, write latency' noenhanced"
-		sep="plot"
-		line=""
-		# In the panels' mode order, so that each mode keeps its colour.
-		for m in $modes; do
-			[ -f "$tmp/log.$m" ] || continue
-			line="$line$sep '$tmp/log.$m' using 1:2 with lines lw 2 title '$m' noenhanced"
-			sep=","
-		done
-		echo "$line"
+		plot_cmd log. lines
+		echo
 	fi
 	if ls "$tmp"/ramp.* >/dev/null 2>&1; then
 		echo "set title 'rate ramp: mix p99 against arrival rate (bound $bound ms)'"
@@ -82,14 +82,8 @@ title=$(jq -r '"\(.system.kernel), \(.storage.fs) on \(.storage.disk), " +
 		echo "set xlabel 'arrivals per second'"
 		echo "set ylabel 'p99 (us)'"
 		echo "set key top left"
-		sep="plot"
-		line=""
-		for m in $modes; do
-			[ -f "$tmp/ramp.$m" ] || continue
-			line="$line$sep '$tmp/ramp.$m' using 1:2 with linespoints lw 2 title '$m' noenhanced"
-			sep=","
-		done
-		echo "$line$sep $bound * 1000 with lines dt 2 lc rgb 'black' title 'bound'"
+		plot_cmd ramp. linespoints
+		echo ", $bound * 1000 with lines dt 2 lc rgb 'black' title 'bound'"
 	fi
 	echo "unset multiplot"
 } >"$tmp/plot.gp"

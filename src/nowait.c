@@ -351,6 +351,14 @@ static void release_write(struct nowait_ctx *ctx, struct nowait_req *req)
 	atomic_fetch_sub(&f->nwrites, 1);
 }
 
+/* Under ctx->lock: the end of a request that is done, or will never run. */
+static bool retire(struct nowait_ctx *ctx, struct nowait_req *req)
+{
+	if (req->write)
+		release_write(ctx, req);
+	return finish(ctx, req);
+}
+
 /* Pool threads must not run the caller's signal handlers (nor stop reads for them). */
 static int spawn(int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *),
 		 pthread_t *thread, void *(*fn)(void *), void *arg)
@@ -392,9 +400,7 @@ static void serve(struct nowait_ctx *ctx, struct nowait_req *req)
 	if (req->eperm)
 		judge_eperm(req);
 	pthread_mutex_lock(&ctx->lock);
-	if (req->write)
-		release_write(ctx, req);
-	first = finish(ctx, req);
+	first = retire(ctx, req);
 	pthread_mutex_unlock(&ctx->lock);
 	if (first)
 		notify(ctx->efd);
@@ -532,9 +538,7 @@ static void dispatch(struct nowait_ctx *ctx, struct nowait_req *req)
 	if (!err)
 		return;
 	req->res = req->done ? (ssize_t)req->done : err;
-	if (req->write)
-		release_write(ctx, req);
-	if (finish(ctx, req))
+	if (retire(ctx, req))
 		notify(ctx->efd);
 }
 
@@ -563,9 +567,7 @@ static void ring_reap(struct nowait_ctx *ctx)
 		req->res = n < 0 && !req->done ? n : (ssize_t)req->done;
 		if (req->eperm)
 			judge_eperm(req);
-		if (req->write)
-			release_write(ctx, req);
-		finish(ctx, req);
+		retire(ctx, req);
 	}
 }
 
@@ -1512,9 +1514,7 @@ int nowait_cancel(struct nowait_ctx *ctx, struct nowait_req *req)
 		bool first;
 
 		req->res = -ECANCELED;
-		if (req->write)
-			release_write(ctx, req);
-		first = finish(ctx, req);
+		first = retire(ctx, req);
 		pthread_mutex_unlock(&ctx->lock);
 		if (first)
 			notify(ctx->efd);
