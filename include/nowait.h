@@ -75,7 +75,7 @@ struct nowait_pool_params {
 
 /* Zero in any field selects the default shown. */
 struct nowait_params {
-	unsigned threads;		/* pool size, at most NOWAIT_MAX_THREADS: 4 */
+	unsigned threads;		/* private pool size, or io-wq bound: 4, at most NOWAIT_MAX_THREADS */
 	unsigned hit_ratio_min;		/* percent; skip inline below it, resume at 2x: 10 */
 	unsigned decay_shift;		/* new sample weighs 1/2^shift: 3 */
 	unsigned probe_interval;	/* while skipping, try every Nth read: 32 */
