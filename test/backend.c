@@ -69,7 +69,13 @@ static void serve(int fd, int backend)
 	nowait_stats(ctx, &st);
 	CHECK(st.fb_odirect == 2 && st.pool_jobs == 2 && st.write_pool_jobs == 2);
 	CHECK(st.bytes_pool == 16384 + 4196 && st.bytes_written_pool == 32768);
-	CHECK(st.pool_queued == 0 && st.pool_running == 0);
+	CHECK(st.pool_queued == 0);
+	/*
+	 * A pool thread counts as running until just after it posted its
+	 * completion; the ring's count drops before reaping returns.
+	 */
+	if (backend == NOWAIT_BACKEND_IO_URING)
+		CHECK(st.pool_running == 0);
 	CHECK(st.pool_threads == (backend == NOWAIT_BACKEND_THREADS ? 4 : 0));
 	nowait_destroy(ctx);
 	close(dfd);
