@@ -45,15 +45,37 @@ extern "C" {
  */
 #define NOWAIT_BLOCKING ((ssize_t)-4097)
 
-/* The most pool threads nowait_create() accepts. */
+/* The most pool threads nowait_create() and nowait_pool_create() accept. */
 #define NOWAIT_MAX_THREADS 1024
+
+/* nowait_params.backend: what serves the reads and writes that miss (1.1). */
+#define NOWAIT_BACKEND_AUTO	0	/* io_uring if it works, else threads */
+#define NOWAIT_BACKEND_THREADS	1	/* the pool */
+#define NOWAIT_BACKEND_IO_URING	2	/* io_uring, or nowait_create() fails */
+
+/* nowait_file_set_class(): whose queued requests a pool thread takes first (1.1). */
+#define NOWAIT_CLASS_INTERACTIVE 0	/* the default */
+#define NOWAIT_CLASS_BACKGROUND	1	/* scans, backups: only when no interactive one waits */
 
 struct nowait_ctx;
 struct nowait_file;
+struct nowait_pool;
+
+/* A pool several contexts can share (1.1). Zero in any field selects the default shown. */
+struct nowait_pool_params {
+	unsigned min_threads;	/* started at once and kept while idle: 0 */
+	unsigned max_threads;	/* grown to on demand, at most NOWAIT_MAX_THREADS: 4 */
+	unsigned idle_ms;	/* a thread above min_threads idle this long ends: 10000 */
+	unsigned reserved32;	/* must be zero */
+	/* As in struct nowait_params: starts each pool thread, so it can name or pin it. */
+	int (*thread_create)(pthread_t *thread, const pthread_attr_t *attr,
+			     void *(*fn)(void *), void *arg);
+	uint64_t reserved[8];	/* must be zero */
+};
 
 /* Zero in any field selects the default shown. */
 struct nowait_params {
-	unsigned threads;		/* pool size, at most NOWAIT_MAX_THREADS: 4 */
+	unsigned threads;		/* private pool size, or io-wq bound: 4, at most NOWAIT_MAX_THREADS */
 	unsigned hit_ratio_min;		/* percent; skip inline below it, resume at 2x: 10 */
 	unsigned decay_shift;		/* new sample weighs 1/2^shift: 3 */
 	unsigned probe_interval;	/* while skipping, try every Nth read: 32 */
@@ -69,7 +91,17 @@ struct nowait_params {
 			    off_t offset, int flags);
 	int (*thread_create)(pthread_t *thread, const pthread_attr_t *attr,
 			     void *(*fn)(void *), void *arg);
-	uint64_t reserved[8];		/* must be zero */
+	/*
+	 * 1.1 fields take what was reserved space, so the struct keeps its
+	 * size and layout on every target; the rest must be zero.
+	 */
+	union {
+		struct {
+			struct nowait_pool *pool;	/* a shared pool instead of a private one: NULL */
+			unsigned backend;		/* NOWAIT_BACKEND_*: AUTO */
+		};
+		uint64_t reserved[8];
+	};
 };
 
 /*
@@ -93,7 +125,14 @@ struct nowait_req {
 	unsigned blockers;	/* earlier overlapping writes not done */
 	int eperm;		/* the inline attempt said EPERM */
 	int write;
-	uint64_t reserved[4];	/* room for later private fields */
+	/* 1.1: in what was reserved space, keeping the 1.0 size and layout */
+	union {
+		struct {
+			int state;		/* queued, running, done, ... */
+			struct iovec rest;	/* io_uring: what is left to transfer */
+		};
+		uint64_t reserved[4];	/* room for later private fields */
+	};
 };
 
 /* Reads counted by how they were served; every read counts in exactly one
@@ -119,7 +158,14 @@ struct nowait_stats {
 	uint64_t write_pool_jobs;	/* handed to the pool (all or the rest) */
 	uint64_t bytes_written_inline;
 	uint64_t bytes_written_pool;
-	uint64_t reserved[12];		/* zero; room for more counters */
+	/*
+	 * 1.1: gauges, the state of the context's backend at the call (zero
+	 * in nowait_file_stats()). A shared pool's count every context's.
+	 */
+	uint64_t pool_queued;		/* waiting for a pool thread */
+	uint64_t pool_running;		/* in a pool thread, or in flight in io_uring */
+	uint64_t pool_threads;		/* pool threads now (0 with io_uring) */
+	uint64_t reserved[9];		/* zero; room for more counters */
 };
 
 int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp);
@@ -145,6 +191,13 @@ ssize_t nowait_writev(struct nowait_file *file, struct nowait_req *req,
 
 int nowait_stats(struct nowait_ctx *ctx, struct nowait_stats *stats);
 int nowait_file_stats(struct nowait_file *file, struct nowait_stats *stats);
+
+/* 1.1 */
+int nowait_pool_create(const struct nowait_pool_params *params, struct nowait_pool **poolp);
+int nowait_pool_destroy(struct nowait_pool *pool);
+int nowait_backend(const struct nowait_ctx *ctx);
+int nowait_cancel(struct nowait_ctx *ctx, struct nowait_req *req);
+int nowait_file_set_class(struct nowait_file *file, int cls);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,9 @@
 # nowait-bench: the seed's fio mix as an open-loop benchmark of libnowait
-# (pool / fast / adaptive) against io_uring. See bench/README.md.
+# (pool / fast / adaptive / lib_uring) against io_uring, bounded and not.
+# See bench/README.md.
 #   bench         build, run on this host (root: cgroup throttle), write
-#                 build/bench/{bench.txt,bench.json,bench.png}
+#                 build/bench/{bench.txt,bench.json,bench.png}: 5 rotated
+#                 runs per mode, the rate ramp, the logging run (~10 min)
 #   bench-quick   the same with --quick (seconds, for development)
 #   bench-build   build/bench/nowait-bench and the static nowait-bench.static
 #   bench-guest   the benchmark in QEMU on tmpfs and overlayfs, stock kernel

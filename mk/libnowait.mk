@@ -16,7 +16,7 @@ nw_default_goal := $(.DEFAULT_GOAL)
 
 NW_TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
 NW_BUILD := $(NW_TOP)/build
-NW_VERSION := 1.0.0
+NW_VERSION := 1.1.0
 NW_SOMAJOR := 1
 NW_VARIANTS := plain asan ubsan tsan
 NW_TESTS := $(sort $(basename $(notdir $(filter-out %/helpers.c,$(wildcard $(NW_TOP)/test/*.c)))))
@@ -24,6 +24,8 @@ NW_EXAMPLES := $(basename $(notdir $(wildcard $(NW_TOP)/examples/*.c)))
 
 NW_CFLAGS := -std=c11 -Wall -Wextra -Werror -O2 -g -fPIC -pthread \
 	-D_FILE_OFFSET_BITS=64 -I$(NW_TOP)/include
+# liburing (Debian: liburing-dev) for the io_uring backend.
+NW_LIBS := -luring
 NW_TEST_CFLAGS := -D_GNU_SOURCE -I$(NW_TOP)/test \
 	-DT_CC='"$(CC)"' -DT_INCLUDE='"$(NW_TOP)/include"'
 NW_SAN_plain :=
@@ -53,11 +55,11 @@ $(NW_BUILD)/lib-$(1)/libnowait.a: $(NW_BUILD)/lib-$(1)/nowait.o
 
 $(NW_BUILD)/lib-$(1)/test/%: $(NW_TOP)/test/%.c $(NW_BUILD)/lib-$(1)/test/helpers.o $(NW_BUILD)/lib-$(1)/libnowait.a
 	$$(CC) $$(NW_CFLAGS) $$(NW_TEST_CFLAGS) $$(NW_SAN_$(1)) $$(CPPFLAGS) $$(CFLAGS) \
-		$$(LDFLAGS) $$^ -o $$@
+		$$(LDFLAGS) $$^ $$(NW_LIBS) -o $$@
 
 $(NW_BUILD)/lib-$(1)/examples/%: $(NW_TOP)/examples/%.c $(NW_BUILD)/lib-$(1)/libnowait.a
 	@mkdir -p $$(@D)
-	$$(CC) $$(NW_CFLAGS) $$(NW_SAN_$(1)) $$(CPPFLAGS) $$(CFLAGS) $$(LDFLAGS) $$^ -o $$@
+	$$(CC) $$(NW_CFLAGS) $$(NW_SAN_$(1)) $$(CPPFLAGS) $$(CFLAGS) $$(LDFLAGS) $$^ $$(NW_LIBS) -o $$@
 
 .PHONY: lib-check-$(1)
 lib-check-$(1): $(addprefix $(NW_BUILD)/lib-$(1)/test/,$(NW_TESTS))
@@ -69,7 +71,7 @@ NW_SO := $(NW_BUILD)/lib-plain/libnowait.so.$(NW_VERSION)
 
 $(NW_SO): $(NW_BUILD)/lib-plain/nowait.o $(NW_TOP)/src/libnowait.map
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -pthread -Wl,-soname,libnowait.so.$(NW_SOMAJOR) \
-		-Wl,--version-script=$(NW_TOP)/src/libnowait.map $< -o $@
+		-Wl,--version-script=$(NW_TOP)/src/libnowait.map $< $(NW_LIBS) -o $@
 	ln -sf $(@F) $(@D)/libnowait.so.$(NW_SOMAJOR)
 	ln -sf $(@F) $(@D)/libnowait.so
 

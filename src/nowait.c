@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <liburing.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -15,6 +16,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Counters live in arrays indexed like the fields of struct nowait_stats. */
@@ -26,7 +28,54 @@ struct queue {
 	struct nowait_req *head, *tail;
 };
 
+/* Where a request is (req->state), each change under the lock named. */
+enum {
+	ST_IDLE,	/* not in the library: completed inline, or reaped */
+	ST_QUEUED,	/* in a pool queue (pool lock) */
+	ST_BLOCKED,	/* a write behind an earlier overlapping one (ctx lock) */
+	ST_RUNNING,	/* in a pool thread (pool lock), or in io_uring (ctx lock) */
+	ST_STREAM,	/* a pipe or socket read, with the streamer (ctx lock) */
+	ST_DONE,	/* on the done queue (ctx lock) */
+};
+
+/*
+ * While background requests wait, a pool thread takes at most this many
+ * interactive ones in a row before one of them: a busy server delays a
+ * scan, but never stops it.
+ */
+#define BACKGROUND_EVERY 16
+#define RING_ENTRIES 256
+
 #define CACHELINE 64
+
+struct slot {
+	struct nowait_pool *pool;
+	pthread_t thread;
+	bool started;	/* under pool lock; written by grow() only */
+	bool exited;	/* under pool lock: started, then ended (idle), not yet joined */
+};
+
+/*
+ * Threads that serve the regular files' queued requests of one or more
+ * contexts. Grows on demand up to max, and threads above min end after
+ * idle_ms without work.
+ */
+struct nowait_pool {
+	const int *alive;	/* see forked() */
+	unsigned min, max, idle_ms;
+	int (*thread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	bool shared;		/* made by nowait_pool_create() */
+
+	_Alignas(CACHELINE) pthread_mutex_t lock;
+	pthread_cond_t wake;	/* work queued, or stopping */
+	pthread_cond_t quiet;	/* a context's running count or the thread count fell */
+	struct queue q[2];	/* by class, interactive first */
+	unsigned streak;	/* interactive requests taken while background ones waited */
+	unsigned queued, running, nthreads, nidle;
+	unsigned users;		/* contexts */
+	bool stopping;
+	struct slot slots[];
+};
 
 /*
  * Three groups, each on cache lines of its own: what every read only
@@ -40,19 +89,21 @@ struct nowait_ctx {
 	int efd;
 	atomic_int never;	/* counter of a context-wide reason to skip inline, or -1 */
 	unsigned skip_below, resume_at;	/* hit ratio thresholds, percent * RATIO_ONE */
-	unsigned nthreads;
+	struct nowait_pool *pool;	/* NULL with io_uring */
 	int stream_efd;			/* wakes the streamer; -1 until it runs */
 
 	_Alignas(CACHELINE) pthread_mutex_t lock;
-	pthread_cond_t wake;
-	struct queue pending, done;	/* under lock */
+	struct queue done;		/* under lock */
 	struct queue streams;		/* under lock: reads for the streamer */
 	struct nowait_file *files;	/* under lock */
 	bool stopping;			/* under lock */
+	unsigned running;		/* under the pool's lock: in its threads */
+	bool uring;			/* the ring below is the backend */
+	struct io_uring ring;		/* under lock */
+	unsigned ring_inflight;		/* under lock */
 	pthread_t streamer;
 
 	_Alignas(CACHELINE) _Atomic uint64_t stats[NCOUNTERS];
-	_Alignas(CACHELINE) pthread_t threads[];
 };
 
 /* The adaptive state of one direction, reads or writes, of a file. */
@@ -73,6 +124,7 @@ struct nowait_file {
 	bool append;		/* O_APPEND: where a write lands is known only as it runs */
 	atomic_bool plain;	/* a stream that refuses RWF_NOWAIT: poll, then read */
 	struct adapt rd, wr;
+	atomic_int cls;		/* NOWAIT_CLASS_* of its queued requests */
 	atomic_uint inflight;	/* queued and not yet reaped */
 	atomic_uint nwrites;	/* on the writes list */
 	struct nowait_req *writes;	/* under ctx->lock: queued or running, oldest first */
@@ -87,6 +139,31 @@ struct nowait_file {
 static bool forked(const struct nowait_ctx *ctx)
 {
 	return !*ctx->alive;
+}
+
+/* A page holding 1 that a fork()ed child sees as 0; NULL and errno on failure. */
+static int *alive_page(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	int *alive = mmap(NULL, page, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (alive == MAP_FAILED)
+		return NULL;
+	if (madvise(alive, page, MADV_WIPEONFORK) < 0) {
+		int err = errno;
+
+		munmap(alive, page);
+		errno = err;
+		return NULL;
+	}
+	*alive = 1;
+	return alive;
+}
+
+static void free_alive_page(const int *alive)
+{
+	munmap((void *)alive, (size_t)sysconf(_SC_PAGESIZE));
 }
 
 static void count(struct nowait_file *f, int ctr, uint64_t n)
@@ -141,20 +218,58 @@ static int drain(int efd)
 }
 
 /*
- * One eventfd write per batch, not per completion: a completion that finds
- * others waiting was announced by the first of them, or by the reap that
- * left them behind (nowait_reap() signals again then).
+ * Under ctx->lock. One eventfd write per batch, not per completion: a
+ * completion that finds others waiting was announced by the first of them,
+ * or by the reap that left them behind (nowait_reap() signals again then).
+ * True when the caller must notify.
  */
+static bool finish(struct nowait_ctx *ctx, struct nowait_req *req)
+{
+	bool first = !ctx->done.head;
+
+	req->state = ST_DONE;
+	push(&ctx->done, req);
+	return first;
+}
+
 static void complete(struct nowait_ctx *ctx, struct nowait_req *req)
 {
 	bool first;
 
 	pthread_mutex_lock(&ctx->lock);
-	first = !ctx->done.head;
-	push(&ctx->done, req);
+	first = finish(ctx, req);
 	pthread_mutex_unlock(&ctx->lock);
 	if (first)
 		notify(ctx->efd);
+}
+
+/*
+ * The part of req's iovec past its first done bytes: a pointer into it,
+ * with *rest holding the first, partly done, element when there is one.
+ */
+static const struct iovec *remaining(const struct nowait_req *req, size_t done,
+				     struct iovec *rest, int *cnt)
+{
+	const struct iovec *iov = req->iov;
+
+	*cnt = req->iovcnt;
+	while (*cnt > 0 && done >= iov->iov_len) {
+		done -= iov->iov_len;
+		iov++;
+		(*cnt)--;
+	}
+	if (!done)
+		return iov;
+	rest->iov_base = (char *)iov->iov_base + done;
+	rest->iov_len = iov->iov_len - done;
+	*cnt = 1;
+	return rest;
+}
+
+/* A negative offset (-1: the file position) must reach the kernel as is. */
+static off_t offset_at(const struct nowait_req *req, size_t done)
+{
+	return req->offset < 0 ? req->offset : req->offset + (off_t)done;
 }
 
 /*
@@ -173,25 +288,11 @@ static void pool_io(struct nowait_ctx *ctx, struct nowait_req *req)
 	int err = 0;
 
 	do {
-		const struct iovec *iov = req->iov;
-		int cnt = req->iovcnt;
-		size_t skip = done;
 		struct iovec rest;
+		int cnt;
+		const struct iovec *iov = remaining(req, done, &rest, &cnt);
 
-		while (cnt > 0 && skip >= iov->iov_len) {
-			skip -= iov->iov_len;
-			iov++;
-			cnt--;
-		}
-		if (skip) {
-			rest.iov_base = (char *)iov->iov_base + skip;
-			rest.iov_len = iov->iov_len - skip;
-			iov = &rest;
-			cnt = 1;
-		}
-		/* A negative offset (-1: the file position) must reach the kernel as is. */
-		n = io(req->file->fd, iov, cnt,
-		       req->offset < 0 ? req->offset : req->offset + (off_t)done, 0);
+		n = io(req->file->fd, iov, cnt, offset_at(req, done), 0);
 		if (n < 0) {
 			err = errno;
 		} else if (n > 0) {
@@ -229,45 +330,244 @@ static bool overlap(const struct nowait_file *f, const struct nowait_req *a,
 	return a->offset < b->offset + (off_t)b->want && b->offset < a->offset + (off_t)a->want;
 }
 
-/* Takes req off its file's writes and starts those that waited only for it. */
-static void finish_write(struct nowait_ctx *ctx, struct nowait_req *req)
+static void dispatch(struct nowait_ctx *ctx, struct nowait_req *req);
+
+/*
+ * Under ctx->lock: takes req off its file's writes and starts those that
+ * waited only for it, unless the context is being destroyed (they end
+ * with -ECANCELED then).
+ */
+static void release_write(struct nowait_ctx *ctx, struct nowait_req *req)
 {
 	struct nowait_file *f = req->file;
 	struct nowait_req **link, *w;
 
-	pthread_mutex_lock(&ctx->lock);
 	for (link = &f->writes; *link != req; link = &(*link)->wnext)
 		;
 	*link = req->wnext;
-	for (w = req->wnext; w; w = w->wnext) {
-		if (overlap(f, req, w) && !--w->blockers) {
-			push(&ctx->pending, w);
-			pthread_cond_signal(&ctx->wake);
-		}
-	}
+	for (w = req->wnext; w; w = w->wnext)
+		if (overlap(f, req, w) && !--w->blockers && !ctx->stopping)
+			dispatch(ctx, w);
 	atomic_fetch_sub(&f->nwrites, 1);
+}
+
+/* Under ctx->lock: the end of a request that is done, or will never run. */
+static bool retire(struct nowait_ctx *ctx, struct nowait_req *req)
+{
+	if (req->write)
+		release_write(ctx, req);
+	return finish(ctx, req);
+}
+
+/* Pool threads must not run the caller's signal handlers (nor stop reads for them). */
+static int spawn(int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *),
+		 pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = create(thread, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
+}
+
+/*
+ * The oldest interactive request, or the oldest background one when no
+ * interactive one waits or BACKGROUND_EVERY of them went first.
+ */
+static struct nowait_req *take(struct nowait_pool *pool)
+{
+	bool bg = pool->q[NOWAIT_CLASS_BACKGROUND].head &&
+		  (!pool->q[NOWAIT_CLASS_INTERACTIVE].head || pool->streak >= BACKGROUND_EVERY);
+	struct nowait_req *req = pop(&pool->q[bg]);
+
+	if (!req)
+		return NULL;
+	pool->streak = !bg && pool->q[NOWAIT_CLASS_BACKGROUND].head ? pool->streak + 1 : 0;
+	pool->queued--;
+	req->state = ST_RUNNING;
+	return req;
+}
+
+/* In a pool thread: the transfer, then the completion. */
+static void serve(struct nowait_ctx *ctx, struct nowait_req *req)
+{
+	bool first;
+
+	pool_io(ctx, req);
+	if (req->eperm)
+		judge_eperm(req);
+	pthread_mutex_lock(&ctx->lock);
+	first = retire(ctx, req);
 	pthread_mutex_unlock(&ctx->lock);
+	if (first)
+		notify(ctx->efd);
+}
+
+/* Under pool->lock: waits for work; ETIMEDOUT when this thread may end. */
+static int idle_wait(struct nowait_pool *pool)
+{
+	struct timespec t;
+
+	if (pool->nthreads <= pool->min) {
+		pthread_cond_wait(&pool->wake, &pool->lock);
+		return 0;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_sec += pool->idle_ms / 1000;
+	t.tv_nsec += (long)(pool->idle_ms % 1000) * 1000000;
+	if (t.tv_nsec >= 1000000000) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000;
+	}
+	return pthread_cond_timedwait(&pool->wake, &pool->lock, &t);
 }
 
 static void *worker(void *arg)
 {
-	struct nowait_ctx *ctx = arg;
+	struct slot *slot = arg;
+	struct nowait_pool *pool = slot->pool;
+	bool expired = false;
 
+	pthread_mutex_lock(&pool->lock);
 	for (;;) {
-		struct nowait_req *req = NULL;
+		struct nowait_req *req = take(pool);
+		struct nowait_ctx *ctx;
 
-		pthread_mutex_lock(&ctx->lock);
-		while (!ctx->stopping && !(req = pop(&ctx->pending)))
-			pthread_cond_wait(&ctx->wake, &ctx->lock);
-		pthread_mutex_unlock(&ctx->lock);
-		if (!req)
-			return NULL;
-		pool_io(ctx, req);
+		if (!req) {
+			if (pool->stopping || (expired && pool->nthreads > pool->min))
+				break;
+			pool->nidle++;
+			expired = idle_wait(pool) == ETIMEDOUT;
+			pool->nidle--;
+			continue;
+		}
+		expired = false;
+		/* Once complete, req may be reaped and freed: keep its context. */
+		ctx = req->file->ctx;
+		ctx->running++;
+		pool->running++;
+		pthread_mutex_unlock(&pool->lock);
+		serve(ctx, req);
+		pthread_mutex_lock(&pool->lock);
+		pool->running--;
+		/* The context may be destroyed once this reaches 0: last touch. */
+		if (!--ctx->running)
+			pthread_cond_broadcast(&pool->quiet);
+	}
+	pool->nthreads--;
+	slot->exited = true;
+	pthread_mutex_unlock(&pool->lock);
+	return NULL;
+}
+
+/* Under pool->lock: one more thread, in a free slot or one whose thread ended. */
+static int grow(struct nowait_pool *pool)
+{
+	struct slot *slot = pool->slots;
+	int err;
+
+	while (slot->started && !slot->exited)
+		slot++;
+	/* It only returns, and needs no lock for that. */
+	if (slot->exited)
+		pthread_join(slot->thread, NULL);
+	slot->exited = false;
+	err = spawn(pool->thread_create, &slot->thread, worker, slot);
+	slot->started = !err;
+	pool->nthreads += !err;
+	return err;
+}
+
+/*
+ * Under ctx->lock (the lock order is ctx, then pool). Starts a thread if
+ * every idle one is spoken for. False when there is no thread to run req.
+ */
+static bool pool_push(struct nowait_pool *pool, struct nowait_req *req, int cls)
+{
+	bool ok;
+
+	pthread_mutex_lock(&pool->lock);
+	/* Failing to grow is fine while some thread will get to it. */
+	if (pool->queued >= pool->nidle && pool->nthreads < pool->max)
+		grow(pool);
+	ok = pool->nthreads > 0;
+	if (ok) {
+		push(&pool->q[cls], req);
+		req->state = ST_QUEUED;
+		pool->queued++;
+		pthread_cond_signal(&pool->wake);
+	}
+	pthread_mutex_unlock(&pool->lock);
+	return ok;
+}
+
+/*
+ * Under ctx->lock: what is left of req to io_uring. A submission the
+ * kernel did not take (ENOMEM) stays in the ring and goes with the next
+ * one, or with nowait_reap(); only a full ring refuses.
+ */
+static int ring_submit(struct nowait_ctx *ctx, struct nowait_req *req)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&ctx->ring);
+	const struct iovec *iov;
+	int cnt;
+
+	if (!sqe)
+		return -EAGAIN;
+	iov = remaining(req, req->done, &req->rest, &cnt);
+	if (req->write)
+		io_uring_prep_writev(sqe, req->file->fd, iov, cnt, offset_at(req, req->done));
+	else
+		io_uring_prep_readv(sqe, req->file->fd, iov, cnt, offset_at(req, req->done));
+	io_uring_sqe_set_data(sqe, req);
+	req->state = ST_RUNNING;
+	ctx->ring_inflight++;
+	io_uring_submit(&ctx->ring);
+	return 0;
+}
+
+/* Under ctx->lock: req to the backend, or to the done queue if it refuses. */
+static void dispatch(struct nowait_ctx *ctx, struct nowait_req *req)
+{
+	int err = ctx->uring ? ring_submit(ctx, req) :
+		  pool_push(ctx->pool, req, atomic_load(&req->file->cls)) ? 0 : -EAGAIN;
+
+	if (!err)
+		return;
+	req->res = req->done ? (ssize_t)req->done : err;
+	if (retire(ctx, req))
+		notify(ctx->efd);
+}
+
+/*
+ * Under ctx->lock: the ring's completions onto the done queue. Like the
+ * pool, a transfer goes on until the full length, EOF or an error.
+ */
+static void ring_reap(struct nowait_ctx *ctx)
+{
+	struct io_uring_cqe *cqe;
+
+	if (io_uring_sq_ready(&ctx->ring))
+		io_uring_submit(&ctx->ring);
+	while (io_uring_peek_cqe(&ctx->ring, &cqe) == 0) {
+		struct nowait_req *req = io_uring_cqe_get_data(cqe);
+		int n = cqe->res;
+
+		io_uring_cqe_seen(&ctx->ring, cqe);
+		ctx->ring_inflight--;
+		if (n > 0) {
+			req->done += n;
+			count(req->file, req->write ? CTR(bytes_written_pool) : CTR(bytes_pool), n);
+			if (req->done < req->want && !ctx->stopping && !ring_submit(ctx, req))
+				continue;
+		}
+		req->res = n < 0 && !req->done ? n : (ssize_t)req->done;
 		if (req->eperm)
 			judge_eperm(req);
-		if (req->write)
-			finish_write(ctx, req);
-		complete(ctx, req);
+		retire(ctx, req);
 	}
 }
 
@@ -373,19 +673,6 @@ static void *streamer(void *arg)
 	return NULL;
 }
 
-/* Pool threads must not run the caller's signal handlers (nor stop reads for them). */
-static int spawn(struct nowait_ctx *ctx, pthread_t *thread, void *(*fn)(void *))
-{
-	sigset_t all, old;
-	int err;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = ctx->p.thread_create(thread, NULL, fn, ctx);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return err;
-}
-
 static int start_streamer(struct nowait_ctx *ctx)
 {
 	int err = 0;
@@ -395,7 +682,7 @@ static int start_streamer(struct nowait_ctx *ctx)
 		ctx->stream_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (ctx->stream_efd < 0)
 			err = errno;
-		else if ((err = spawn(ctx, &ctx->streamer, streamer)))
+		else if ((err = spawn(ctx->p.thread_create, &ctx->streamer, streamer, ctx)))
 			close(ctx->stream_efd);
 		if (err)
 			ctx->stream_efd = -1;
@@ -404,22 +691,119 @@ static int start_streamer(struct nowait_ctx *ctx)
 	return err;
 }
 
+/* Stops and joins the threads of a pool no context uses any more, and frees it. */
+static void pool_free(struct nowait_pool *pool)
+{
+	pthread_mutex_lock(&pool->lock);
+	pool->stopping = true;
+	pthread_cond_broadcast(&pool->wake);
+	pthread_mutex_unlock(&pool->lock);
+	/* No grow() now: no context uses the pool. */
+	for (unsigned i = 0; i < pool->max; i++)
+		if (pool->slots[i].started)
+			pthread_join(pool->slots[i].thread, NULL);
+	pthread_cond_destroy(&pool->quiet);
+	pthread_cond_destroy(&pool->wake);
+	pthread_mutex_destroy(&pool->lock);
+	free_alive_page(pool->alive);
+	free(pool);
+}
+
+/* A pool with its min threads started; 0 or an errno value. */
+static int pool_new(unsigned min, unsigned max, unsigned idle_ms,
+		    int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *),
+		    struct nowait_pool **poolp)
+{
+	struct nowait_pool *pool;
+	pthread_condattr_t ca;
+	size_t size = sizeof(*pool) + max * sizeof(struct slot);
+	int err = 0;
+
+	pool = aligned_alloc(CACHELINE, (size + CACHELINE - 1) / CACHELINE * CACHELINE);
+	if (!pool)
+		return ENOMEM;
+	memset(pool, 0, size);
+	pool->alive = alive_page();
+	if (!pool->alive) {
+		err = errno;
+		free(pool);
+		return err;
+	}
+	pool->min = min;
+	pool->max = max;
+	pool->idle_ms = idle_ms;
+	pool->thread_create = create ? create : pthread_create;
+	for (unsigned i = 0; i < max; i++)
+		pool->slots[i].pool = pool;
+	pthread_mutex_init(&pool->lock, NULL);
+	/* Idle timeouts must not move with the wall clock. */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&pool->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_cond_init(&pool->quiet, NULL);
+	pthread_mutex_lock(&pool->lock);
+	while (pool->nthreads < min && !err)
+		err = grow(pool);
+	pthread_mutex_unlock(&pool->lock);
+	if (err) {
+		pool_free(pool);
+		return err;
+	}
+	*poolp = pool;
+	return 0;
+}
+
+/* Under pool->lock: takes ctx's queued requests out of q; they end with -ECANCELED. */
+static void pool_drop(struct nowait_pool *pool, struct queue *q, struct nowait_ctx *ctx)
+{
+	struct nowait_req *req = q->head, *prev = NULL;
+
+	q->tail = NULL;
+	for (; req; req = req->next) {
+		if (req->file->ctx == ctx) {
+			req->res = -ECANCELED;
+			req->state = ST_IDLE;
+			pool->queued--;
+			if (prev)
+				prev->next = req->next;
+			else
+				q->head = req->next;
+		} else {
+			prev = req;
+		}
+	}
+	q->tail = prev;
+}
+
 /*
  * Cancels what has not started and the stream reads still waiting for data,
- * waits for the regular files' reads that have started, frees everything.
+ * waits for the regular files' transfers that have started, frees everything.
  */
-static void teardown(struct nowait_ctx *ctx, unsigned nthreads)
+static void teardown(struct nowait_ctx *ctx)
 {
+	struct nowait_pool *pool = ctx->pool;
 	struct nowait_req *req;
 
 	pthread_mutex_lock(&ctx->lock);
 	ctx->stopping = true;
-	while ((req = pop(&ctx->pending)))
-		req->res = -ECANCELED;
-	pthread_cond_broadcast(&ctx->wake);
+	/* Every transfer in the kernel must end before the caller frees its buffers. */
+	while (ctx->uring && ctx->ring_inflight) {
+		io_uring_submit_and_wait(&ctx->ring, 1);
+		ring_reap(ctx);
+	}
 	pthread_mutex_unlock(&ctx->lock);
-	for (unsigned i = 0; i < nthreads; i++)
-		pthread_join(ctx->threads[i], NULL);
+	if (pool) {
+		pthread_mutex_lock(&pool->lock);
+		pool_drop(pool, &pool->q[NOWAIT_CLASS_INTERACTIVE], ctx);
+		pool_drop(pool, &pool->q[NOWAIT_CLASS_BACKGROUND], ctx);
+		while (ctx->running)
+			pthread_cond_wait(&pool->quiet, &pool->lock);
+		pool->users--;
+		pthread_mutex_unlock(&pool->lock);
+		if (!pool->shared)
+			pool_free(pool);
+	}
 	/* Writes still waiting for an earlier overlapping one never started. */
 	for (struct nowait_file *f = ctx->files; f; f = f->next)
 		for (req = f->writes; req; req = req->wnext)
@@ -435,28 +819,87 @@ static void teardown(struct nowait_ctx *ctx, unsigned nthreads)
 		ctx->files = f->next;
 		free(f);
 	}
-	pthread_cond_destroy(&ctx->wake);
+	if (ctx->uring)
+		io_uring_queue_exit(&ctx->ring);
 	pthread_mutex_destroy(&ctx->lock);
 	close(ctx->efd);
-	munmap((void *)ctx->alive, (size_t)sysconf(_SC_PAGESIZE));
+	free_alive_page(ctx->alive);
 	free(ctx);
+}
+
+/*
+ * A ring whose completions signal the context's eventfd, and whose io-wq
+ * runs at most as many blocking transfers at once as the pool would have
+ * threads (IORING_REGISTER_IOWQ_MAX_WORKERS, Linux 5.15; unbounded before).
+ */
+static int ring_init(struct nowait_ctx *ctx)
+{
+	unsigned workers[2] = { ctx->p.threads, ctx->p.threads };
+	int err = io_uring_queue_init(RING_ENTRIES, &ctx->ring, 0);
+
+	if (err)
+		return err;
+	err = io_uring_register_eventfd(&ctx->ring, ctx->efd);
+	if (err) {
+		io_uring_queue_exit(&ctx->ring);
+		return err;
+	}
+	io_uring_register_iowq_max_workers(&ctx->ring, workers);
+	return 0;
+}
+
+/*
+ * Whether a reserved slot past the fields this version knows is set. The
+ * padding after them is not looked at: a caller that sets fields one by one
+ * may leave it undefined.
+ */
+static bool unknown_fields(const struct nowait_params *p)
+{
+	size_t known = offsetof(struct nowait_params, backend) + sizeof(p->backend) -
+		       offsetof(struct nowait_params, reserved);
+
+	for (size_t i = (known + 7) / 8; i < sizeof(p->reserved) / sizeof(p->reserved[0]); i++)
+		if (p->reserved[i])
+			return true;
+	return false;
+}
+
+/*
+ * The backend, or a negative errno value. AUTO tries io_uring only when
+ * the caller set no hook that the pool's threads or its plain reads must
+ * go through, and no shared pool: those ask for threads.
+ */
+static int pick_backend(struct nowait_ctx *ctx, const struct nowait_params *asked)
+{
+	int err;
+
+	if (asked->backend == NOWAIT_BACKEND_THREADS ||
+	    (asked->backend == NOWAIT_BACKEND_AUTO &&
+	     (asked->pool || asked->preadv2 || asked->pwritev2 || asked->thread_create)))
+		return NOWAIT_BACKEND_THREADS;
+	err = ring_init(ctx);
+	if (!err)
+		return NOWAIT_BACKEND_IO_URING;
+	/* ENOSYS, or EPERM from seccomp or kernel.io_uring_disabled, or no memory. */
+	return asked->backend == NOWAIT_BACKEND_AUTO ? NOWAIT_BACKEND_THREADS : err;
 }
 
 int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp)
 {
-	struct nowait_params p = params ? *params : (struct nowait_params){ 0 };
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), size;
+	const struct nowait_params asked = params ? *params : (struct nowait_params){ 0 };
+	struct nowait_params p = asked;
+	struct nowait_pool *shared = p.pool;
 	struct nowait_ctx *ctx;
-	int *alive;
-	unsigned i;
-	int err = 0;
+	int err = 0, backend;
 
 	/* A field this version does not know yet is not silently ignored. */
-	for (i = 0; i < sizeof(p.reserved) / sizeof(p.reserved[0]); i++)
-		if (p.reserved[i])
-			return -EINVAL;
+	if (unknown_fields(&p) || p.backend > NOWAIT_BACKEND_IO_URING ||
+	    (p.pool && p.backend == NOWAIT_BACKEND_IO_URING))
+		return -EINVAL;
 	if (p.hit_ratio_min > 100 || p.decay_shift > 15 || p.threads > NOWAIT_MAX_THREADS)
 		return -EINVAL;
+	if (shared && !*shared->alive)
+		return -ECHILD;
 	p.threads = p.threads ? p.threads : 4;
 	p.hit_ratio_min = p.hit_ratio_min ? p.hit_ratio_min : 10;
 	p.decay_shift = p.decay_shift ? p.decay_shift : 3;
@@ -466,21 +909,16 @@ int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp)
 	p.pwritev2 = p.pwritev2 ? p.pwritev2 : pwritev2;
 	p.thread_create = p.thread_create ? p.thread_create : pthread_create;
 
-	alive = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (alive == MAP_FAILED)
-		return -errno;
-	size = sizeof(*ctx) + p.threads * sizeof(pthread_t);
-	ctx = aligned_alloc(CACHELINE, (size + CACHELINE - 1) / CACHELINE * CACHELINE);
-	if (ctx)
-		memset(ctx, 0, size);
-	if (!ctx || madvise(alive, page, MADV_WIPEONFORK) < 0) {
-		err = ctx ? errno : ENOMEM;
-		munmap(alive, page);
+	ctx = aligned_alloc(CACHELINE, (sizeof(*ctx) + CACHELINE - 1) / CACHELINE * CACHELINE);
+	if (!ctx)
+		return -ENOMEM;
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->alive = alive_page();
+	if (!ctx->alive) {
+		err = errno;
 		free(ctx);
 		return -err;
 	}
-	*alive = 1;
-	ctx->alive = alive;
 	ctx->p = p;
 	/* Twice the minimum, or halfway to 100% where that is less. */
 	ctx->skip_below = p.hit_ratio_min * RATIO_ONE;
@@ -492,22 +930,36 @@ int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp)
 	ctx->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (ctx->efd < 0) {
 		err = errno;
-		munmap(alive, page);
-		free(ctx);
-		return -err;
+		goto fail;
 	}
 	pthread_mutex_init(&ctx->lock, NULL);
-	pthread_cond_init(&ctx->wake, NULL);
-
-	for (i = 0; i < p.threads && !err; i++)
-		err = spawn(ctx, &ctx->threads[i], worker);
-	if (err) {
-		teardown(ctx, i - 1);
-		return -err;
+	backend = pick_backend(ctx, &asked);
+	if (backend < 0) {
+		err = -backend;
+		goto fail_efd;
 	}
-	ctx->nthreads = p.threads;
+	ctx->uring = backend == NOWAIT_BACKEND_IO_URING;
+	if (shared) {
+		pthread_mutex_lock(&shared->lock);
+		shared->users++;
+		pthread_mutex_unlock(&shared->lock);
+		ctx->pool = shared;
+	} else if (!ctx->uring) {
+		/* A private pool: all its threads from the start, as in 1.0. */
+		err = pool_new(p.threads, p.threads, 0, p.thread_create, &ctx->pool);
+		if (err)
+			goto fail_efd;
+	}
 	*ctxp = ctx;
 	return 0;
+
+fail_efd:
+	pthread_mutex_destroy(&ctx->lock);
+	close(ctx->efd);
+fail:
+	free_alive_page(ctx->alive);
+	free(ctx);
+	return -err;
 }
 
 void nowait_destroy(struct nowait_ctx *ctx)
@@ -520,9 +972,11 @@ void nowait_destroy(struct nowait_ctx *ctx)
 		close(ctx->efd);
 		if (ctx->stream_efd >= 0)
 			close(ctx->stream_efd);
+		if (ctx->uring)
+			close(ctx->ring.ring_fd);
 		return;
 	}
-	teardown(ctx, ctx->nthreads);
+	teardown(ctx);
 }
 
 int nowait_fd(const struct nowait_ctx *ctx)
@@ -540,14 +994,19 @@ int nowait_reap(struct nowait_ctx *ctx, struct nowait_req **reqs, int max)
 	/*
 	 * Drain before popping: a completion pushed after the drain is popped
 	 * here, or left behind and signalled below, or finds the queue empty
-	 * and signals itself.
+	 * and signals itself. The ring signals the eventfd for each of its
+	 * completions, and they reach the done queue only here.
 	 */
 	n = drain(ctx->efd);
 	if (n)
 		return n;
 	pthread_mutex_lock(&ctx->lock);
-	while (n < max && (reqs[n] = pop(&ctx->done)))
+	if (ctx->uring)
+		ring_reap(ctx);
+	while (n < max && (reqs[n] = pop(&ctx->done))) {
+		reqs[n]->state = ST_IDLE;
 		n++;
+	}
 	more = ctx->done.head;
 	pthread_mutex_unlock(&ctx->lock);
 	if (more)
@@ -615,6 +1074,16 @@ int nowait_file_close(struct nowait_file *f)
 		f->next->prev = f->prev;
 	pthread_mutex_unlock(&ctx->lock);
 	free(f);
+	return 0;
+}
+
+int nowait_file_set_class(struct nowait_file *f, int cls)
+{
+	if (forked(f->ctx))
+		return -ECHILD;
+	if (cls != NOWAIT_CLASS_INTERACTIVE && cls != NOWAIT_CLASS_BACKGROUND)
+		return -EINVAL;
+	atomic_store(&f->cls, cls);
 	return 0;
 }
 
@@ -725,10 +1194,10 @@ static ssize_t queue(struct nowait_file *f, struct nowait_req *req, int why)
 	atomic_fetch_add(&f->inflight, 1);
 	pthread_mutex_lock(&ctx->lock);
 	if (f->stream) {
+		req->state = ST_STREAM;
 		push(&ctx->streams, req);
 	} else {
-		push(&ctx->pending, req);
-		pthread_cond_signal(&ctx->wake);
+		dispatch(ctx, req);
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	if (f->stream)
@@ -768,6 +1237,7 @@ static int prepare(struct nowait_file *f, struct nowait_req *req, const struct i
 	req->done = 0;
 	req->eperm = false;
 	req->write = write;
+	req->state = ST_IDLE;
 	return 0;
 }
 
@@ -864,10 +1334,10 @@ static ssize_t queue_write(struct nowait_file *f, struct nowait_req *req)
 	req->wnext = NULL;
 	*tail = req;
 	atomic_fetch_add(&f->nwrites, 1);
-	if (!req->blockers) {
-		push(&ctx->pending, req);
-		pthread_cond_signal(&ctx->wake);
-	}
+	if (req->blockers)
+		req->state = ST_BLOCKED;
+	else
+		dispatch(ctx, req);
 	pthread_mutex_unlock(&ctx->lock);
 	return NOWAIT_QUEUED;
 }
@@ -966,9 +1436,22 @@ ssize_t nowait_read(struct nowait_file *f, struct nowait_req *req,
 
 int nowait_stats(struct nowait_ctx *ctx, struct nowait_stats *stats)
 {
+	struct nowait_pool *pool = ctx->pool;
+
 	if (forked(ctx))
 		return -ECHILD;
 	snapshot(ctx->stats, stats);
+	if (pool) {
+		pthread_mutex_lock(&pool->lock);
+		stats->pool_queued = pool->queued;
+		stats->pool_running = pool->running;
+		stats->pool_threads = pool->nthreads;
+		pthread_mutex_unlock(&pool->lock);
+	} else {
+		pthread_mutex_lock(&ctx->lock);
+		stats->pool_running = ctx->ring_inflight;
+		pthread_mutex_unlock(&ctx->lock);
+	}
 	return 0;
 }
 
@@ -977,5 +1460,100 @@ int nowait_file_stats(struct nowait_file *f, struct nowait_stats *stats)
 	if (forked(f->ctx))
 		return -ECHILD;
 	snapshot(f->stats, stats);
+	return 0;
+}
+
+int nowait_backend(const struct nowait_ctx *ctx)
+{
+	if (forked(ctx))
+		return -ECHILD;
+	return ctx->uring ? NOWAIT_BACKEND_IO_URING : NOWAIT_BACKEND_THREADS;
+}
+
+/* Takes req out of q if it is there. */
+static void unlink_req(struct queue *q, struct nowait_req *req)
+{
+	struct nowait_req *prev = NULL;
+
+	for (struct nowait_req **link = &q->head; *link; prev = *link, link = &(*link)->next) {
+		if (*link == req) {
+			*link = req->next;
+			if (q->tail == req)
+				q->tail = prev;
+			return;
+		}
+	}
+}
+
+/*
+ * A request still in a pool queue, or a write still waiting for an earlier
+ * overlapping one, completes at once with -ECANCELED. Both locks held: the
+ * state cannot change under us.
+ */
+int nowait_cancel(struct nowait_ctx *ctx, struct nowait_req *req)
+{
+	struct nowait_pool *pool = ctx->pool;
+	int state;
+
+	if (forked(ctx))
+		return -ECHILD;
+	if (req->file->ctx != ctx)
+		return -EINVAL;
+	pthread_mutex_lock(&ctx->lock);
+	if (pool)
+		pthread_mutex_lock(&pool->lock);
+	state = req->state;
+	if (state == ST_QUEUED) {
+		unlink_req(&pool->q[NOWAIT_CLASS_INTERACTIVE], req);
+		unlink_req(&pool->q[NOWAIT_CLASS_BACKGROUND], req);
+		pool->queued--;
+	}
+	if (pool)
+		pthread_mutex_unlock(&pool->lock);
+	if (state == ST_QUEUED || state == ST_BLOCKED) {
+		bool first;
+
+		req->res = -ECANCELED;
+		first = retire(ctx, req);
+		pthread_mutex_unlock(&ctx->lock);
+		if (first)
+			notify(ctx->efd);
+		return 0;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return state == ST_RUNNING || state == ST_STREAM ? -EBUSY : -EALREADY;
+}
+
+int nowait_pool_create(const struct nowait_pool_params *params, struct nowait_pool **poolp)
+{
+	struct nowait_pool_params p = params ? *params : (struct nowait_pool_params){ 0 };
+	unsigned max = p.max_threads ? p.max_threads : 4;
+	int err;
+
+	for (size_t i = 0; i < sizeof(p.reserved) / sizeof(p.reserved[0]); i++)
+		if (p.reserved[i])
+			return -EINVAL;
+	if (p.reserved32 || max > NOWAIT_MAX_THREADS || p.min_threads > max)
+		return -EINVAL;
+	err = pool_new(p.min_threads, max, p.idle_ms ? p.idle_ms : 10000, p.thread_create, poolp);
+	if (err)
+		return -err;
+	(*poolp)->shared = true;
+	return 0;
+}
+
+int nowait_pool_destroy(struct nowait_pool *pool)
+{
+	unsigned users;
+
+	/* As for a context: the child's copy is dead, and freeing it is unsafe. */
+	if (!*pool->alive)
+		return -ECHILD;
+	pthread_mutex_lock(&pool->lock);
+	users = pool->users;
+	pthread_mutex_unlock(&pool->lock);
+	if (users)
+		return -EBUSY;
+	pool_free(pool);
 	return 0;
 }

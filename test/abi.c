@@ -3,10 +3,12 @@
  * The ABI guards: including nowait.h with a 32-bit off_t does not compile,
  * a reserved field of struct nowait_params that is set (by a program built
  * for a later version) is refused, and the reserved counters read as zero.
+ * The 1.1 fields took reserved space: 1.0 sizes and offsets are unchanged.
  */
 #include "helpers.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -32,6 +34,14 @@ int main(void)
 	struct nowait_stats st;
 
 	t_start(60);
+	CHECK(offsetof(struct nowait_params, pool) == offsetof(struct nowait_params, reserved));
+	CHECK(sizeof(p) == offsetof(struct nowait_params, reserved) + 8 * sizeof(uint64_t));
+	CHECK(offsetof(struct nowait_req, state) == offsetof(struct nowait_req, reserved));
+	CHECK(sizeof(struct nowait_req) ==
+	      offsetof(struct nowait_req, reserved) + 4 * sizeof(uint64_t));
+	CHECK(sizeof(st) == 31 * sizeof(uint64_t));
+	CHECK(offsetof(struct nowait_stats, pool_queued) ==
+	      offsetof(struct nowait_stats, bytes_written_pool) + sizeof(uint64_t));
 	p.reserved[7] = 1;
 	CHECK(nowait_create(&p, &ctx) == -EINVAL && !ctx);
 	CHECK(nowait_create(NULL, &ctx) == 0);

@@ -3,6 +3,7 @@
  * After fork() the child's copy of a context is dead: every call returns
  * -ECHILD, nothing touches the eventfd the child shares with its parent, and
  * destroy only closes the child's descriptors. The parent goes on as before.
+ * The same holds for the 1.1 calls, and for a shared pool's copy.
  */
 #include "helpers.h"
 
@@ -10,8 +11,11 @@
 #include <poll.h>
 #include <sys/wait.h>
 
-static void child(struct nowait_ctx *ctx, struct nowait_file *f, int fd)
+static void child(struct nowait_ctx *ctx, struct nowait_file *f, int fd, struct nowait_pool *pool,
+		  struct nowait_req *queued)
 {
+	struct nowait_ctx *other = NULL;
+
 	struct nowait_req req = { 0 }, *done;
 	struct nowait_stats st;
 	struct nowait_file *g;
@@ -27,6 +31,11 @@ static void child(struct nowait_ctx *ctx, struct nowait_file *f, int fd)
 	CHECK(nowait_file_close(f) == -ECHILD);
 	CHECK(nowait_stats(ctx, &st) == -ECHILD);
 	CHECK(nowait_file_stats(f, &st) == -ECHILD);
+	CHECK(nowait_cancel(ctx, queued) == -ECHILD);
+	CHECK(nowait_backend(ctx) == -ECHILD);
+	CHECK(nowait_file_set_class(f, NOWAIT_CLASS_BACKGROUND) == -ECHILD);
+	CHECK(nowait_create(&(struct nowait_params){ .pool = pool }, &other) == -ECHILD && !other);
+	CHECK(nowait_pool_destroy(pool) == -ECHILD);
 	nowait_destroy(ctx);
 }
 
@@ -36,6 +45,7 @@ int main(void)
 	struct nowait_ctx *ctx;
 	struct nowait_file *f;
 	struct nowait_req req = { 0 };
+	struct nowait_pool *pool;
 	struct pollfd pfd;
 	char buf[4096];
 	int fd, status;
@@ -43,6 +53,8 @@ int main(void)
 
 	t_start(30);
 	fd = t_file(65536);
+	CHECK(nowait_pool_create(NULL, &pool) == 0);
+	p.pool = pool;
 	CHECK(nowait_create(&p, &ctx) == 0);
 	CHECK(nowait_file_open(ctx, fd, &f) == 0);
 
@@ -55,7 +67,7 @@ int main(void)
 	pid = fork();
 	CHECK(pid >= 0);
 	if (pid == 0) {
-		child(ctx, f, fd);
+		child(ctx, f, fd, pool, &req);
 		_exit(0);
 	}
 	CHECK(waitpid(pid, &status, 0) == pid);
@@ -70,6 +82,7 @@ int main(void)
 
 	CHECK(nowait_file_close(f) == 0);
 	nowait_destroy(ctx);
+	CHECK(nowait_pool_destroy(pool) == 0);
 	close(fd);
 	return 0;
 }

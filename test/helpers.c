@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,4 +188,64 @@ ssize_t t_preadv2(int fd, const struct iovec *iov, int iovcnt, off_t off, int fl
 		return -1;
 	}
 	return preadv2(fd, iov, iovcnt, off, flags);
+}
+
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+static int gate_held, gate_waiting;
+static bool gate_closed;
+
+void t_gate_close(int n)
+{
+	pthread_mutex_lock(&gate_lock);
+	gate_closed = true;
+	gate_held = n;
+	pthread_mutex_unlock(&gate_lock);
+}
+
+void t_gate_wait(int n)
+{
+	pthread_mutex_lock(&gate_lock);
+	while (gate_waiting < n)
+		pthread_cond_wait(&gate_cond, &gate_lock);
+	pthread_mutex_unlock(&gate_lock);
+}
+
+void t_gate_open(void)
+{
+	pthread_mutex_lock(&gate_lock);
+	gate_closed = false;
+	gate_held = 0;
+	pthread_cond_broadcast(&gate_cond);
+	pthread_mutex_unlock(&gate_lock);
+}
+
+/* 0, or -1 with errno EAGAIN for an inline attempt; waits at a closed gate. */
+static int gate(int flags)
+{
+	if (flags & RWF_NOWAIT) {
+		errno = EAGAIN;
+		return -1;
+	}
+	pthread_mutex_lock(&gate_lock);
+	if (gate_held > 0) {
+		gate_held--;
+		gate_waiting++;
+		pthread_cond_broadcast(&gate_cond);
+		while (gate_closed)
+			pthread_cond_wait(&gate_cond, &gate_lock);
+		gate_waiting--;
+	}
+	pthread_mutex_unlock(&gate_lock);
+	return 0;
+}
+
+ssize_t t_gated_preadv2(int fd, const struct iovec *iov, int iovcnt, off_t off, int flags)
+{
+	return gate(flags) ? -1 : preadv2(fd, iov, iovcnt, off, flags);
+}
+
+ssize_t t_gated_pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t off, int flags)
+{
+	return gate(flags) ? -1 : pwritev2(fd, iov, iovcnt, off, flags);
 }

@@ -45,4 +45,15 @@ extern atomic_int t_pool_errno;		/* nonzero: fail pool reads */
 extern atomic_size_t t_nowait_limit;	/* nonzero: cap inline reads (short) */
 ssize_t t_preadv2(int fd, const struct iovec *iov, int iovcnt, off_t off, int flags);
 
+/*
+ * The gate seam: inline attempts miss (EAGAIN), and the next n pool
+ * transfers after t_gate_close(n) wait until t_gate_open(), so a test
+ * knows which requests hold threads and which are still queued.
+ */
+void t_gate_close(int n);
+void t_gate_wait(int n);	/* until n transfers are waiting at the gate */
+void t_gate_open(void);
+ssize_t t_gated_preadv2(int fd, const struct iovec *iov, int iovcnt, off_t off, int flags);
+ssize_t t_gated_pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t off, int flags);
+
 #endif
