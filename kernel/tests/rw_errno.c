@@ -84,14 +84,29 @@ struct row {
 #define WN(x) "xfs=" x " btrfs=EAGAIN *=EOPNOTSUPP"
 
 /* noinline: the compiler must not see the bad arguments the rows pass */
+/*
+ * A NOWAIT write can meet a lock someone holds for a moment (on xfs the
+ * ILOCK, taken by the worker that logs the times of an earlier flagged
+ * write, or by the AIL): EAGAIN, which a caller retries. A filesystem
+ * whose answer is EAGAIN gives it to every try.
+ */
+#define WRITE_TRIES 20
+
 __attribute__((noinline))
 static long call(int fd, bool wr, const struct iovec *iov, int cnt, off_t off,
 		 int flags)
 {
-	ssize_t r = wr ? pwritev2(fd, iov, cnt, off, flags)
-		       : preadv2(fd, iov, cnt, off, flags);
+	for (int tries = 1;; tries++) {
+		ssize_t r = wr ? pwritev2(fd, iov, cnt, off, flags)
+			       : preadv2(fd, iov, cnt, off, flags);
 
-	return r < 0 ? -errno : r;
+		if (r >= 0)
+			return r;
+		if (errno != EAGAIN || !wr || !(flags & RWF_NOWAIT) ||
+		    tries == WRITE_TRIES)
+			return -errno;
+		nowait_msleep(1);
+	}
 }
 
 /* A successful read must return the file's pattern. */
@@ -412,24 +427,8 @@ struct shared {
 	bool wr;
 	int tid;
 	long bytes, err;
-	int *written;		/* records written by both threads */
 	unsigned char seen[NREC];	/* reads: which records came back */
 };
-
-/*
- * A NOWAIT write that follows a written record can meet a lock held for a
- * moment by the worker that logs the times of an earlier write (xfs) or
- * by writeback: EAGAIN, which a caller retries. One before any record was
- * written is the filesystem's answer to the row, and ends it.
- */
-static bool shared_retry(struct shared *s, long r, int *tries)
-{
-	if (r != -EAGAIN || !s->wr || !(s->flags & RWF_NOWAIT) ||
-	    !__atomic_load_n(s->written, __ATOMIC_RELAXED) || ++*tries > 2000)
-		return false;
-	nowait_msleep(1);
-	return true;
-}
 
 static void *shared_worker(void *arg)
 {
@@ -448,11 +447,7 @@ static void *shared_worker(void *arg)
 			rec[0] = (unsigned char)s->tid;
 			rec[1] = (unsigned char)seq;
 		}
-		for (int tries = 0;;) {
-			r = call(s->fd, s->wr, &iov, 1, -1, s->flags);
-			if (!shared_retry(s, r, &tries))
-				break;
-		}
+		r = call(s->fd, s->wr, &iov, 1, -1, s->flags);
 		if (r == 0 && !s->wr)
 			break;
 		if (r != REC) {
@@ -460,7 +455,6 @@ static void *shared_worker(void *arg)
 			break;
 		}
 		s->bytes += r;
-		__atomic_add_fetch(s->written, 1, __ATOMIC_RELAXED);
 		if (!s->wr) {
 			/* Which record is this? The pattern says. */
 			for (int i = 0; i < NREC; i++)
@@ -478,7 +472,6 @@ static long run_shared_pos(struct ctx *c, bool wr, int fl)
 	char path[PATH_MAX];
 	pthread_t th[2];
 	long total = 0;
-	int written = 0;
 	off_t pos;
 	int fd;
 
@@ -496,7 +489,6 @@ static long run_shared_pos(struct ctx *c, bool wr, int fl)
 		s[i].fd = fd;
 		s[i].wr = wr;
 		s[i].flags = fl;
-		s[i].written = &written;
 		pthread_create(&th[i], NULL, shared_worker, &s[i]);
 	}
 	for (int i = 0; i < 2; i++)
