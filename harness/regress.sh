@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# The field's regression suites, fstests and LTP, on the stock and the patched
+# kernel in QEMU (TCG) on a Debian 12 guest; writes build/regress/regress.md
+# (tables per filesystem, stock against patched, each failure classified) and
+# build/regress/regress.json.
+#
+#   harness/regress.sh [--stock BZIMAGE] [--patched BZIMAGE] [--suites "ltp fstests"]
+#                      [--fs "tmpfs overlay ext4 ..."] [--budget SECONDS] [--jobs N]
+#
+# Kernels default to build/{stock,patched}/bzImage (harness/kernel.sh [--stock]).
+# --budget: guest seconds each boot may spend on its suite (default 2700);
+# tests it does not reach are reported as not reached, never as passed.
+# --jobs 2 boots the two kernels side by side (same selection, same window).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+stock=$NOWAIT_OUT/stock/bzImage patched=$NOWAIT_OUT/patched/bzImage
+suites="ltp fstests"
+fslist="tmpfs overlay ext4 xfs btrfs vfat exfat"
+budget=2700 jobs=1
+while [ $# -gt 0 ]; do
+	case $1 in
+	--stock) stock=$2; shift ;;
+	--patched) patched=$2; shift ;;
+	--suites) suites=$2; shift ;;
+	--fs) fslist=$2; shift ;;
+	--budget) budget=$2; shift ;;
+	--jobs) jobs=$2; shift ;;
+	*) die "usage: $0 [--stock K] [--patched K] [--suites S] [--fs F] [--budget S] [--jobs N]" ;;
+	esac
+	shift
+done
+for k in "$stock" "$patched"; do [ -f "$k" ] || die "no kernel $k (harness/kernel.sh [--stock] builds it)"; done
+out=$NOWAIT_OUT/regress
+mkdir -p "$out"
+t0=$(date +%s)
+
+phase "packages" "$NOWAIT_ROOT/harness/deps.sh"
+rootfs=$("$NOWAIT_ROOT/harness/regress-image.sh")
+suitelist=$("$NOWAIT_ROOT/harness/regress-suites.sh")
+fstests=$(awk '$1 == "fstests" {print $2}' <<<"$suitelist")
+ltp=$(awk '$1 == "ltp" {print $2}' <<<"$suitelist")
+ltp32=$(awk '$1 == "ltp32" {print $2}' <<<"$suitelist")
+
+# The guest's job files: the fstests selection per filesystem and LTP's runtest lines.
+jobdir=$out/job
+rm -rf "$jobdir" && mkdir -p "$jobdir"
+for fs in $fslist; do
+	"$NOWAIT_ROOT/harness/regress/fstests-select.sh" "$fs" >"$jobdir/fstests.$fs"
+done
+"$NOWAIT_ROOT/harness/regress/ltp-select.sh" "$ltp/runtest/syscalls" >"$jobdir/ltp.runtest"
+say "selection: fstests $(cat "$jobdir"/fstests.* | sed 's/#.*//' | wc -w) test runs over $(echo $fslist | wc -w) filesystems, LTP $(grep -c . "$jobdir/ltp.runtest") tests per ABI"
+
+# The root image: the Debian tree, the suites and the job, as one ext4 image,
+# remade when any part changes; the guest boots it as a snapshot, so both
+# kernels share it.
+gcc -O2 -static -o "$jobdir/guest-exit" "$NOWAIT_ROOT/harness/guest/exit.c"
+cp "$NOWAIT_ROOT/harness/regress/guest.sh" "$jobdir/guest.sh"
+key=$( (echo "$rootfs $fstests $ltp $ltp32"; cat "$jobdir"/*) | sha256sum | cut -c1-12)
+rootimg=$NOWAIT_CACHE/regress/root-$key.img
+if [ ! -e "$rootimg" ]; then
+	stage=$NOWAIT_CACHE/regress/stage
+	say "image: composing $rootimg"
+	rm -rf "$stage" && cp -al "$rootfs" "$stage"
+	mkdir -p "$stage/var/lib" "$stage/opt"
+	cp -a "$fstests" "$stage/var/lib/xfstests"
+	cp -a "$ltp" "$stage/opt/ltp"
+	[ -n "$ltp32" ] && cp -a "$ltp32" "$stage/opt/ltp32"
+	rm -rf "$stage/opt/regress" && cp -a "$jobdir" "$stage/opt/regress"
+	rm -f "$NOWAIT_CACHE"/regress/root-*.img
+	nice -n 19 mkfs.ext4 -q -F -L regress-root -d "$stage" "$rootimg.tmp" 8G
+	mv "$rootimg.tmp" "$rootimg"
+	rm -rf "$stage"
+fi
+say "image: $rootimg"
+
+# boot LABEL KERNEL SUITE: one guest run; results in $out/LABEL-SUITE/.
+boot() {
+	local label=$1 kernel=$2 suite=$3 dir=$out/$1-$3 rc=0 d
+	rm -rf "$dir" && mkdir -p "$dir/disks"
+	local -a drives=(-drive "file=$rootimg,if=none,id=root,format=raw,snapshot=on"
+		-device virtio-blk-pci,drive=root,serial=root)
+	for d in test:4G scratch:4G ltp:6G results:1G; do
+		truncate -s "${d#*:}" "$dir/disks/${d%:*}.img"
+		drives+=(-drive "file=$dir/disks/${d%:*}.img,if=none,id=${d%:*},format=raw,cache=unsafe,aio=threads"
+			-device "virtio-blk-pci,drive=${d%:*},serial=${d%:*}")
+	done
+	cp "$kernel" "$dir/bzImage"
+	say "boot: $label kernel ($kernel), suite $suite, budget ${budget}s, console in $dir/console.log"
+	nice -n 19 timeout -k 10 $((budget + 900)) qemu-system-x86_64 \
+		-machine pc -accel tcg,thread=multi -cpu max -smp 2 -m 2048 \
+		-display none -monitor none -no-reboot -serial "file:$dir/console.log" \
+		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+		-kernel "$dir/bzImage" \
+		-append "console=ttyS0 loglevel=4 panic=-1 root=/dev/vda rw rootfstype=ext4 init=/opt/regress/guest.sh regress.suite=$suite regress.budget=$budget regress.fs=$(echo $fslist | tr ' ' ,) regress.label=$label" \
+		"${drives[@]}" </dev/null || rc=$?
+	case $rc in
+	124 | 137) say "boot: $label $suite: QEMU timed out" ;;
+	0) say "boot: $label $suite: the guest ended without a status" ;;
+	*) say "boot: $label $suite: guest status $(((rc - 1) / 2))" ;;
+	esac
+	echo "$rc" >"$dir/qemu-rc"
+	# The results disk back, without mounting it.
+	mkdir -p "$dir/results"
+	debugfs -R "rdump / $dir/results" "$dir/disks/results.img" >/dev/null 2>&1 ||
+		say "boot: $label $suite: could not read the results disk"
+	rm -f "$dir/disks/"*.img
+	say "boot: $label $suite: $(grep -ac '^regress: [a-z0-9-]* ' "$dir/console.log" || true) console result lines"
+}
+
+for suite in $suites; do
+	if [ "$jobs" -ge 2 ]; then
+		boot stock "$stock" "$suite" &
+		boot patched "$patched" "$suite" &
+		wait
+	else
+		boot stock "$stock" "$suite"
+		boot patched "$patched" "$suite"
+	fi
+done
+
+python3 "$NOWAIT_ROOT/harness/regress/table.py" "$out" "$NOWAIT_ROOT/harness/regress/known.txt" $suites
+say "regress: $(($(date +%s) - t0)) s; tables in $out/regress.md, JSON in $out/regress.json"
