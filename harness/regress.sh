@@ -10,7 +10,8 @@
 # Kernels default to build/{stock,patched}/bzImage (harness/kernel.sh [--stock]).
 # --budget: guest seconds each boot may spend on its suite (default 2700);
 # tests it does not reach are reported as not reached, never as passed.
-# --jobs 2 boots the two kernels side by side (same selection, same window).
+# --jobs N runs up to N boots at once (2: the two kernels side by side, the same
+# selection in the same window; 4: both suites too).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -45,8 +46,10 @@ ltp32=$(awk '$1 == "ltp32" {print $2}' <<<"$suitelist")
 # The guest's job files: the fstests selection per filesystem and LTP's runtest lines.
 jobdir=$out/job
 rm -rf "$jobdir" && mkdir -p "$jobdir"
-for fs in $fslist; do
-	"$NOWAIT_ROOT/harness/regress/fstests-select.sh" "$fs" >"$jobdir/fstests.$fs"
+for tier in 1 2; do
+	for fs in $fslist; do
+		"$NOWAIT_ROOT/harness/regress/fstests-select.sh" "$fs" $tier >"$jobdir/fstests.$tier.$fs"
+	done
 done
 "$NOWAIT_ROOT/harness/regress/ltp-select.sh" "$ltp/runtest/syscalls" >"$jobdir/ltp.runtest"
 say "selection: fstests $(cat "$jobdir"/fstests.* | sed 's/#.*//' | wc -w) test runs over $(echo $fslist | wc -w) filesystems, LTP $(grep -c . "$jobdir/ltp.runtest") tests per ABI"
@@ -78,6 +81,7 @@ say "image: $rootimg"
 boot() {
 	local label=$1 kernel=$2 suite=$3 dir=$out/$1-$3 rc=0 d
 	rm -rf "$dir" && mkdir -p "$dir/disks"
+	# shellcheck disable=SC2054 # QEMU's option lists are comma-separated
 	local -a drives=(-drive "file=$rootimg,if=none,id=root,format=raw,snapshot=on"
 		-device virtio-blk-pci,drive=root,serial=root)
 	for d in test:4G scratch:4G ltp:6G results:1G; do
@@ -108,16 +112,27 @@ boot() {
 	say "boot: $label $suite: $(grep -ac '^regress: [a-z0-9-]* ' "$dir/console.log" || true) console result lines"
 }
 
+# Boots: each suite on each kernel, up to --jobs at once; stock and patched
+# of a suite side by side when jobs >= 2, so that both see the same machine.
+running=0
 for suite in $suites; do
-	if [ "$jobs" -ge 2 ]; then
-		boot stock "$stock" "$suite" &
-		boot patched "$patched" "$suite" &
-		wait
-	else
-		boot stock "$stock" "$suite"
-		boot patched "$patched" "$suite"
-	fi
+	for label in stock patched; do
+		kernel=$stock
+		[ $label = patched ] && kernel=$patched
+		if [ "$running" -ge "$jobs" ]; then
+			wait -n || true
+			running=$((running - 1))
+		fi
+		boot "$label" "$kernel" "$suite" &
+		running=$((running + 1))
+		sleep 5
+	done
 done
+wait
 
-python3 "$NOWAIT_ROOT/harness/regress/table.py" "$out" "$NOWAIT_ROOT/harness/regress/known.txt" $suites
+status=0
+# shellcheck disable=SC2086 # one argument per suite
+python3 "$NOWAIT_ROOT/harness/regress/table.py" "$out" "$NOWAIT_ROOT/harness/regress/known.txt" $suites || status=$?
 say "regress: $(($(date +%s) - t0)) s; tables in $out/regress.md, JSON in $out/regress.json"
+[ "$status" = 0 ] || say "regress: new failures on the patched kernel (see the table)"
+exit "$status"
