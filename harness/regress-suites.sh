@@ -2,11 +2,12 @@
 # Build the field's suites for the regression guest, on the host (Debian 12,
 # the guest's release), from snapshots of upstream kept in the cache, never
 # in the clone:
-#   fstests: $NOWAIT_CACHE/regress/src/fstests-COMMIT (built in place; the guest runs it from /var/lib/xfstests)
+#   fstests: $NOWAIT_CACHE/regress/src/fstests-COMMIT (built in place; the guest runs it from /opt/suites/xfstests)
 #   LTP:     the syscall tests of the read/write family, x86_64 into .../install/ltp-COMMIT,
 #            i386 (gcc -m32) into .../install/ltp32-COMMIT
 # The snapshots come from git mirrors: NOWAIT_FSTESTS_GIT, NOWAIT_LTP_GIT (a
 # bare repository or URL; default the mirrors fetched for this machine, else upstream).
+# NOWAIT_LTP_I386=0 leaves the i386 build out.
 # Prints "fstests DIR", "ltp DIR", "ltp32 DIR" (the last when i386 built).
 #
 #   harness/regress-suites.sh
@@ -65,7 +66,10 @@ ltpc=$(cut -c1-12 "$ltpsrc/.commit")
 build_ltp() {
 	local abi=$1 dest=$2 tree=$src/ltp-build-$1-$ltpc d
 	local -a conf=(--prefix="$dest")
-	[ "$abi" = i386 ] && conf+=(CFLAGS=-m32 LDFLAGS=-m32 PKG_CONFIG_LIBDIR=/usr/lib/i386-linux-gnu/pkgconfig)
+	# Configured as a cross build: a host kernel without IA32 emulation cannot
+	# run configure's i386 test programs.
+	[ "$abi" = i386 ] && conf+=(--host=i686-linux-gnu --build=x86_64-linux-gnu "CC=gcc -m32"
+		CFLAGS=-m32 LDFLAGS=-m32 PKG_CONFIG_LIBDIR=/usr/lib/i386-linux-gnu/pkgconfig)
 	[ -e "$dest/.built" ] && return 0
 	if [ ! -e "$tree/.configured" ]; then
 		rm -rf "$tree" && cp -a "$ltpsrc" "$tree"
@@ -94,7 +98,9 @@ build_ltp() {
 build_ltp x86_64 "$inst/ltp-$ltpc" || die "LTP build (x86_64) failed"
 say "suites: LTP $ltpc built (x86_64): $(ls "$inst/ltp-$ltpc/testcases/bin" | wc -l) programs"
 echo "ltp $inst/ltp-$ltpc"
-if build_ltp i386 "$inst/ltp32-$ltpc"; then
+if [ "${NOWAIT_LTP_I386:-1}" = 0 ]; then
+	say "suites: LTP i386 not built (NOWAIT_LTP_I386=0)"
+elif build_ltp i386 "$inst/ltp32-$ltpc"; then
 	say "suites: LTP $ltpc built (i386): $(ls "$inst/ltp32-$ltpc/testcases/bin" | wc -l) programs"
 	echo "ltp32 $inst/ltp32-$ltpc"
 else

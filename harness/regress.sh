@@ -54,28 +54,39 @@ done
 "$NOWAIT_ROOT/harness/regress/ltp-select.sh" "$ltp/runtest/syscalls" >"$jobdir/ltp.runtest"
 say "selection: fstests $(cat "$jobdir"/fstests.* | sed 's/#.*//' | wc -w) test runs over $(echo $fslist | wc -w) filesystems, LTP $(grep -c . "$jobdir/ltp.runtest") tests per ABI"
 
-# The root image: the Debian tree, the suites and the job, as one ext4 image,
-# remade when any part changes; the guest boots it as a snapshot, so both
-# kernels share it.
+# Two images, both booted as snapshots so that both kernels share them. The
+# root: the Debian tree and a launcher, remade only with the tree (writing
+# it takes minutes on a busy disk). The suites: fstests, LTP and the job,
+# remade when any of them changes; the launcher mounts it on /opt/suites and
+# runs its regress/guest.sh.
 gcc -O2 -static -o "$jobdir/guest-exit" "$NOWAIT_ROOT/harness/guest/exit.c"
 cp "$NOWAIT_ROOT/harness/regress/guest.sh" "$jobdir/guest.sh"
-key=$( (echo "$rootfs $fstests $ltp $ltp32"; cat "$jobdir"/*) | sha256sum | cut -c1-12)
-rootimg=$NOWAIT_CACHE/regress/root-$key.img
+rootimg=$NOWAIT_CACHE/regress/root-$(basename "$rootfs" | sed 's/^rootfs-//').img
 if [ ! -e "$rootimg" ]; then
-	stage=$NOWAIT_CACHE/regress/stage
-	say "image: composing $rootimg"
-	rm -rf "$stage" && cp -al "$rootfs" "$stage"
-	mkdir -p "$stage/var/lib" "$stage/opt"
-	cp -a "$fstests" "$stage/var/lib/xfstests"
-	cp -a "$ltp" "$stage/opt/ltp"
-	[ -n "$ltp32" ] && cp -a "$ltp32" "$stage/opt/ltp32"
-	rm -rf "$stage/opt/regress" && cp -a "$jobdir" "$stage/opt/regress"
+	say "image: writing $rootimg"
 	rm -f "$NOWAIT_CACHE"/regress/root-*.img
-	nice -n 19 mkfs.ext4 -q -F -L regress-root -d "$stage" "$rootimg.tmp" 8G
+	nice -n 19 mkfs.ext4 -q -F -L regress-root -d "$rootfs" "$rootimg.tmp" 4G
+	debugfs -w -R "write $NOWAIT_ROOT/harness/regress/init /usr/sbin/regress-init" "$rootimg.tmp" >/dev/null
+	debugfs -w -R "sif /usr/sbin/regress-init mode 0100755" "$rootimg.tmp" >/dev/null
 	mv "$rootimg.tmp" "$rootimg"
+fi
+key=$( (echo "$fstests $ltp $ltp32"; cat "$jobdir"/*) | sha256sum | cut -c1-12)
+suitesimg=$NOWAIT_CACHE/regress/suites-$key.img
+if [ ! -e "$suitesimg" ]; then
+	stage=$NOWAIT_CACHE/regress/stage
+	say "image: writing $suitesimg"
+	rm -rf "$stage" && mkdir -p "$stage"
+	# fstests runs from its build tree; its objects and sources are not needed.
+	rsync -a --exclude '*.o' --exclude '*.lo' --exclude '.libs' --exclude '*.c' "$fstests/" "$stage/xfstests/"
+	cp -a "$ltp" "$stage/ltp"
+	[ -z "$ltp32" ] || cp -a "$ltp32" "$stage/ltp32"
+	cp -a "$jobdir" "$stage/regress"
+	rm -f "$NOWAIT_CACHE"/regress/suites-*.img
+	nice -n 19 mkfs.ext4 -q -F -L regress-suites -d "$stage" "$suitesimg.tmp" 2G
+	mv "$suitesimg.tmp" "$suitesimg"
 	rm -rf "$stage"
 fi
-say "image: $rootimg"
+say "image: $rootimg, $suitesimg"
 
 # boot LABEL KERNEL SUITE: one guest run; results in $out/LABEL-SUITE/.
 boot() {
@@ -83,7 +94,9 @@ boot() {
 	rm -rf "$dir" && mkdir -p "$dir/disks"
 	# shellcheck disable=SC2054 # QEMU's option lists are comma-separated
 	local -a drives=(-drive "file=$rootimg,if=none,id=root,format=raw,snapshot=on"
-		-device virtio-blk-pci,drive=root,serial=root)
+		-device virtio-blk-pci,drive=root,serial=root
+		-drive "file=$suitesimg,if=none,id=suites,format=raw,snapshot=on"
+		-device virtio-blk-pci,drive=suites,serial=suites)
 	for d in test:4G scratch:4G ltp:6G results:1G; do
 		truncate -s "${d#*:}" "$dir/disks/${d%:*}.img"
 		drives+=(-drive "file=$dir/disks/${d%:*}.img,if=none,id=${d%:*},format=raw,cache=unsafe,aio=threads"
@@ -91,12 +104,12 @@ boot() {
 	done
 	cp "$kernel" "$dir/bzImage"
 	say "boot: $label kernel ($kernel), suite $suite, budget ${budget}s, console in $dir/console.log"
-	nice -n 19 timeout -k 10 $((budget + 900)) qemu-system-x86_64 \
+	nice -n 19 timeout -k 10 $((budget + 300)) qemu-system-x86_64 \
 		-machine pc -accel tcg,thread=multi -cpu max -smp 2 -m 2048 \
 		-display none -monitor none -no-reboot -serial "file:$dir/console.log" \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-kernel "$dir/bzImage" \
-		-append "console=ttyS0 loglevel=4 panic=-1 root=/dev/vda rw rootfstype=ext4 init=/opt/regress/guest.sh regress.suite=$suite regress.budget=$budget regress.fs=$(echo $fslist | tr ' ' ,) regress.label=$label" \
+		-append "console=ttyS0 loglevel=4 panic=-1 no_timer_check root=/dev/vda rw rootfstype=ext4 init=/usr/sbin/regress-init regress.suite=$suite regress.budget=$budget regress.fs=$(echo $fslist | tr ' ' ,) regress.label=$label" \
 		"${drives[@]}" </dev/null || rc=$?
 	case $rc in
 	124 | 137) say "boot: $label $suite: QEMU timed out" ;;

@@ -11,7 +11,7 @@
 # back for the failures' details.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8
-R=/opt/regress
+R=/opt/suites/regress
 
 mountpoint -q /proc || mount -t proc proc /proc
 mountpoint -q /sys || mount -t sysfs sys /sys
@@ -66,7 +66,7 @@ mkfs_dev() { # mkfs_dev FS DEV
 
 run_fstests() {
 	local fs base tests t0 rc
-	cd /var/lib/xfstests || return 3
+	cd /opt/suites/xfstests || return 3
 	TESTDEV=$(dev_of test) SCRATCHDEV=$(dev_of scratch) || { echo "regress: no test/scratch disks"; return 3; }
 	mkdir -p /mnt/test /mnt/scratch
 	for tier in 1 2; do
@@ -106,9 +106,9 @@ run_fstests() {
 }
 
 # LTP: each line of $R/ltp.runtest is "NAME COMMAND..." as in LTP's runtest
-# files; ABI tags the line (x86_64 or i386, the latter from /opt/ltp32).
+# files; ABI tags the line (x86_64 or i386, from /opt/suites/ltp and /opt/suites/ltp32).
 run_ltp() {
-	local abi root name cmd rc st t0 LTPTMP
+	local abi root name cmd rc st t0 lim LTPTMP
 	LTPTMP=$(dev_of ltp) || { echo "regress: no ltp disk"; return 3; }
 	mkfs.ext4 -q -F "$LTPTMP" && mkdir -p /ltp-tmp && mount "$LTPTMP" /ltp-tmp || return 3
 	mkdir -p /results/ltp
@@ -116,7 +116,7 @@ run_ltp() {
 	export LTP_TIMEOUT_MUL=${LTP_TIMEOUT_MUL:-4} LTP_RUNTIME_MUL=${LTP_RUNTIME_MUL:-0.25}
 	export LTP_COLORIZE_OUTPUT=0
 	for abi in x86_64 i386; do
-		root=/opt/ltp; [ $abi = i386 ] && root=/opt/ltp32
+		root=/opt/suites/ltp; [ $abi = i386 ] && root=/opt/suites/ltp32
 		[ -d $root/testcases/bin ] || { echo "regress: ltp $abi: not built, skipped"; continue; }
 		while read -r name cmd; do
 			case $name in '' | '#'*) continue ;; esac
@@ -127,11 +127,12 @@ run_ltp() {
 				continue
 			fi
 			rm -rf /ltp-tmp/* 2>/dev/null
+			lim=$(left); [ "$lim" -gt 900 ] && lim=900
 			t0=$(now)
 			rc=0
 			(
 				export LTPROOT=$root TMPDIR=/ltp-tmp PATH=$root/testcases/bin:$PATH
-				cd /ltp-tmp && exec timeout -k 10 1200 bash -c "$cmd"
+				cd /ltp-tmp && exec timeout -k 10 "$lim" bash -c "$cmd"
 			) </dev/null >"/results/ltp/$abi-$name.log" 2>&1 || rc=$?
 			case $rc in
 			0) st=pass ;;
