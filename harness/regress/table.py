@@ -20,7 +20,7 @@ import xml.etree.ElementTree as ET
 
 out, known_path, suites = sys.argv[1], sys.argv[2], sys.argv[3:]
 LABELS = ("stock", "patched")
-BAD = ("fail", "timeout", "not reached")
+BAD = ("fail", "timeout")
 
 
 def load_known():
@@ -88,13 +88,13 @@ def ltp_results(d, names):
                 continue  # the same program as n[:-3] where off_t is 64-bit
             key = (abi, n)
             if key not in lines:
-                res[("tmpdir", "%s:%s" % (abi, n))] = ("not reached", "the guest's budget ran out before it")
+                res[("TMPDIR(ext4)", "%s:%s" % (abi, n))] = ("not reached", "the guest's budget ran out before it")
                 continue
             st, info = lines[key]
             log = os.path.join(d, "results", "ltp", "%s-%s.log" % (abi, n))
             text = open(log, errors="replace").read() if os.path.exists(log) else ""
             parts = SEG.split(text)
-            if len(parts) > 1 and st != "notrun":
+            if len(parts) > 1:
                 # parts: [preamble, fs1, seg1, fs2, seg2, ...]
                 for i in range(1, len(parts), 2):
                     seg = parts[i + 1]
@@ -112,7 +112,7 @@ def ltp_results(d, names):
             else:
                 detail = "; ".join(l.strip() for l in text.splitlines()
                                    if re.search(r"\b(TFAIL|TBROK|TCONF)\b", l))[:400]
-                res[("tmpdir", "%s:%s" % (abi, n))] = (st, detail or info)
+                res[("TMPDIR(ext4)", "%s:%s" % (abi, n))] = (st, detail or info)
     return res
 
 
@@ -122,10 +122,10 @@ def classify(suite, fs, test, s, p, known):
             if cls == "stock" and s[0] not in BAD:
                 continue  # named as pre-existing, but stock passed here
             return cls, reason
-    if s[0] in BAD and s[0] != "not reached":
+    if s[0] in BAD:
         return "also on stock", "fails on stock too: " + (s[1] or s[0])
-    if p[0] == "not reached":
-        return "environment", "not reached within the guest's time budget under TCG"
+    if s[0] == "not reached":
+        return "unclassified", "stock did not reach this test: " + p[1]
     return "new", p[1]
 
 
@@ -199,6 +199,25 @@ def main():
                     r["fs"], r["test"], r["stock"], r["patched"], r.get("class", "-"),
                     why.replace("|", "\\|").replace("\n", " ")[:300]))
             md.append("")
+        for label in LABELS:
+            nr = ["%s %s" % (r["fs"], r["test"]) for r in rows if r[label] == "not reached"]
+            if nr:
+                md += ["Not reached on %s (the guest's time budget ran out): %s" % (label, ", ".join(nr)), ""]
+    # What the kernel prints when it is unwell (the pattern of harness/boot.sh).
+    splat = re.compile(r"BUG:|WARNING:|Oops|KASAN|UBSAN|possible circular locking|possible recursive locking|"
+                       r"inconsistent lock state|INFO: task .* blocked|general protection fault|Kernel panic|"
+                       r"RCU stall|stack-protector|list_add corruption|list_del corruption")
+    md += ["## Kernel messages", ""]
+    report["splats"] = {}
+    for label in LABELS:
+        for suite in suites:
+            con = os.path.join(out, "%s-%s" % (label, suite), "console.log")
+            lines = [l.strip() for l in open(con, errors="replace")] if os.path.exists(con) else []
+            hits = [l for l in lines if splat.search(l)]
+            report["splats"]["%s-%s" % (label, suite)] = hits[:50]
+            md.append("- %s %s: %s" % (label, suite, "%d splat lines, first: `%s`" % (len(hits), hits[0][:200])
+                                       if hits else "no splat in the console"))
+    md.append("")
     totals = {}
     for suite, rows in report["suites"].items():
         for r in rows:
