@@ -108,7 +108,9 @@ boot() {
 	cp "$kernel" "$dir/bzImage"
 	local try
 	for try in 1 2; do
-		say "boot: $label kernel ($kernel), suite $suite, budget ${budget}s, console in $dir/console.log${try/#2/ (second try)}"
+		local again=""
+		[ "$try" = 2 ] && again=" (second try)"
+		say "boot: $label kernel ($kernel), suite $suite, budget ${budget}s, console in $dir/console.log$again"
 		rc=0
 		nice -n 19 timeout -k 10 $((budget + 300)) qemu-system-x86_64 \
 			-machine pc -accel tcg,thread=multi -cpu max -smp 2 -m 2048 \
