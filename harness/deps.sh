@@ -10,7 +10,11 @@ pkgs=(
 	e2fsprogs xfsprogs btrfs-progs dosfstools exfatprogs
 	liburing-dev fio gnuplot-nox jq pkgconf python3 trinity
 	python3-ply python3-git
+	# nowait-serve's tests and bench
 	curl openssl wrk
+	# make regress: the Debian guest (mmdebstrap), fstests and LTP built on the host
+	mmdebstrap autoconf automake libtool libaio-dev xfslibs-dev uuid-dev
+	libattr1-dev libacl1-dev libgdbm-dev libcap-dev
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Build the regression guest's Debian 12 root filesystem with mmdebstrap, from
+# the archive apt uses, into $NOWAIT_CACHE/regress/rootfs-HASH (HASH: of
+# harness/regress/packages, so the tree is rebuilt only when the list changes).
+# dpkg runs with force-unsafe-io: the tree is remade, never repaired, and
+# fsync per file made the first build take 30 minutes on a shared host.
+# Prints the tree's path.
+#
+#   harness/regress-image.sh
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+regress=$NOWAIT_CACHE/regress
+list=$NOWAIT_ROOT/harness/regress/packages
+pkgs=$(sed 's/#.*//' "$list" | tr -s ' \n' '\n' | sed '/^$/d' | sort -u)
+hash=$(printf '%s\n' "$pkgs" | sha256sum | cut -c1-12)
+root=$regress/rootfs-$hash
+mkdir -p "$regress"
+if [ -e "$root/.complete" ]; then
+	say "image: $root is up to date ($(printf '%s\n' "$pkgs" | wc -l) packages)"
+	echo "$root"
+	exit 0
+fi
+command -v mmdebstrap >/dev/null || die "mmdebstrap missing: run harness/deps.sh"
+# The same archive as the host's apt: deb.debian.org, bookworm, its updates and security.
+mirror=$(apt-get indextargets --format '$(REPO_URI)' 'Created-By: Packages' 2>/dev/null |
+	grep -m1 -E 'debian/?$' || echo http://deb.debian.org/debian/)
+security=${mirror%/debian/}/debian-security
+case $mirror in *deb.debian.org*) security=http://deb.debian.org/debian-security ;; esac
+say "image: mmdebstrap bookworm from $mirror into $root ($(printf '%s\n' "$pkgs" | wc -l) packages)"
+rm -rf "$root.tmp"
+nice -n 19 mmdebstrap --variant=minbase --mode=root --dpkgopt=force-unsafe-io \
+	--include="$(printf '%s\n' "$pkgs" | paste -sd,)" \
+	--customize-hook='chroot "$1" sh -c "groupadd -f fsgqa; useradd -m -g fsgqa fsgqa; useradd -m fsgqa2; useradd -m 123456-fsgqa; groupadd -f nobody || true; echo regress >/etc/hostname"' \
+	bookworm "$root.tmp" \
+	"deb $mirror bookworm main" "deb $mirror bookworm-updates main" \
+	"deb $security bookworm-security main" >&2
+touch "$root.tmp/.complete"
+rm -rf "$root" && mv "$root.tmp" "$root"
+# Older trees of other package lists are dropped.
+for old in "$regress"/rootfs-*; do
+	[ "$old" = "$root" ] || rm -rf "$old"
+done
+say "image: done, $(du -sh "$root" | cut -f1)"
+echo "$root"

@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# The field's regression suites, fstests and LTP, on the stock and the patched
+# kernel in QEMU (TCG) on a Debian 12 guest; writes build/regress/regress.md
+# (tables per filesystem, stock against patched, each failure classified) and
+# build/regress/regress.json.
+#
+#   harness/regress.sh [--stock BZIMAGE] [--patched BZIMAGE] [--suites "ltp fstests"]
+#                      [--fs "tmpfs overlay ext4 ..."] [--budget SECONDS] [--jobs N]
+#
+# Kernels default to build/{stock,patched}/bzImage (harness/kernel.sh [--stock]).
+# --budget: guest seconds each boot may spend on its suite (default 2700);
+# tests it does not reach are reported as not reached, never as passed.
+# --boots "stock-ltp ...": run only these boots (e.g. one that failed), keep
+# the others' results, and make the tables from all of them.
+# --jobs N runs up to N boots at once (2: the two kernels side by side, the same
+# selection in the same window; 4: both suites too).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+stock=$NOWAIT_OUT/stock/bzImage patched=$NOWAIT_OUT/patched/bzImage
+suites="ltp fstests"
+fslist="tmpfs overlay ext4 xfs btrfs vfat exfat"
+budget=2700 jobs=1 boots=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--stock) stock=$2; shift ;;
+	--patched) patched=$2; shift ;;
+	--suites) suites=$2; shift ;;
+	--fs) fslist=$2; shift ;;
+	--budget) budget=$2; shift ;;
+	--jobs) jobs=$2; shift ;;
+	--boots) boots=$2; shift ;;
+	*) die "usage: $0 [--stock K] [--patched K] [--suites S] [--fs F] [--budget S] [--jobs N] [--boots 'LABEL-SUITE ...']" ;;
+	esac
+	shift
+done
+for k in "$stock" "$patched"; do [ -f "$k" ] || die "no kernel $k (harness/kernel.sh [--stock] builds it)"; done
+out=$NOWAIT_OUT/regress
+mkdir -p "$out"
+t0=$(date +%s)
+
+phase "packages" "$NOWAIT_ROOT/harness/deps.sh"
+rootfs=$("$NOWAIT_ROOT/harness/regress-image.sh")
+suitelist=$("$NOWAIT_ROOT/harness/regress-suites.sh")
+fstests=$(awk '$1 == "fstests" {print $2}' <<<"$suitelist")
+ltp=$(awk '$1 == "ltp" {print $2}' <<<"$suitelist")
+ltp32=$(awk '$1 == "ltp32" {print $2}' <<<"$suitelist")
+
+# The guest's job files: the fstests selection per filesystem and LTP's runtest lines.
+jobdir=$out/job
+rm -rf "$jobdir" && mkdir -p "$jobdir"
+for tier in 1 2; do
+	for fs in $fslist; do
+		"$NOWAIT_ROOT/harness/regress/fstests-select.sh" "$fs" $tier >"$jobdir/fstests.$tier.$fs"
+	done
+done
+"$NOWAIT_ROOT/harness/regress/ltp-select.sh" "$ltp/runtest/syscalls" >"$jobdir/ltp.runtest"
+say "selection: fstests $(cat "$jobdir"/fstests.* | sed 's/#.*//' | wc -w) test runs over $(echo $fslist | wc -w) filesystems, LTP $(grep -c . "$jobdir/ltp.runtest") tests per ABI"
+
+# Two images, both booted as snapshots so that both kernels share them. The
+# root: the Debian tree and a launcher, remade only with the tree (writing
+# it takes minutes on a busy disk). The suites: fstests, LTP and the job,
+# remade when any of them changes; the launcher mounts it on /opt/suites and
+# runs its regress/guest.sh.
+gcc -O2 -static -o "$jobdir/guest-exit" "$NOWAIT_ROOT/harness/guest/exit.c"
+cp "$NOWAIT_ROOT/harness/regress/guest.sh" "$jobdir/guest.sh"
+rootimg=$NOWAIT_CACHE/regress/root-$(basename "$rootfs" | sed 's/^rootfs-//').img
+if [ ! -e "$rootimg" ]; then
+	say "image: writing $rootimg"
+	rm -f "$NOWAIT_CACHE"/regress/root-*.img
+	nice -n 19 mkfs.ext4 -q -F -L regress-root -d "$rootfs" "$rootimg.tmp" 4G
+	debugfs -w -R "write $NOWAIT_ROOT/harness/regress/init /usr/sbin/regress-init" "$rootimg.tmp" >/dev/null
+	debugfs -w -R "sif /usr/sbin/regress-init mode 0100755" "$rootimg.tmp" >/dev/null
+	mv "$rootimg.tmp" "$rootimg"
+fi
+key=$( (echo "$fstests $ltp $ltp32"; cat "$jobdir"/*) | sha256sum | cut -c1-12)
+suitesimg=$NOWAIT_CACHE/regress/suites-$key.img
+if [ ! -e "$suitesimg" ]; then
+	stage=$NOWAIT_CACHE/regress/stage
+	say "image: writing $suitesimg"
+	rm -rf "$stage" && mkdir -p "$stage"
+	# fstests runs from its build tree; its objects and sources are not needed.
+	rsync -a --exclude '*.o' --exclude '*.lo' --exclude '.libs' --exclude '*.c' "$fstests/" "$stage/xfstests/"
+	cp -a "$ltp" "$stage/ltp"
+	[ -z "$ltp32" ] || cp -a "$ltp32" "$stage/ltp32"
+	cp -a "$jobdir" "$stage/regress"
+	rm -f "$NOWAIT_CACHE"/regress/suites-*.img
+	nice -n 19 mkfs.ext4 -q -F -L regress-suites -d "$stage" "$suitesimg.tmp" 2G
+	mv "$suitesimg.tmp" "$suitesimg"
+	rm -rf "$stage"
+fi
+say "image: $rootimg, $suitesimg"
+
+# boot LABEL KERNEL SUITE: one guest run; results in $out/LABEL-SUITE/.
+boot() {
+	local label=$1 kernel=$2 suite=$3 dir=$out/$1-$3 rc=0 d
+	rm -rf "$dir" && mkdir -p "$dir/disks"
+	# shellcheck disable=SC2054 # QEMU's option lists are comma-separated
+	local -a drives=(-drive "file=$rootimg,if=none,id=root,format=raw,snapshot=on"
+		-device virtio-blk-pci,drive=root,serial=root
+		-drive "file=$suitesimg,if=none,id=suites,format=raw,snapshot=on"
+		-device virtio-blk-pci,drive=suites,serial=suites)
+	for d in test:4G scratch:4G ltp:6G results:1G; do
+		truncate -s "${d#*:}" "$dir/disks/${d%:*}.img"
+		drives+=(-drive "file=$dir/disks/${d%:*}.img,if=none,id=${d%:*},format=raw,cache=unsafe,aio=threads"
+			-device "virtio-blk-pci,drive=${d%:*},serial=${d%:*}")
+	done
+	cp "$kernel" "$dir/bzImage"
+	local try
+	for try in 1 2; do
+		local again=""
+		[ "$try" = 2 ] && again=" (second try)"
+		say "boot: $label kernel ($kernel), suite $suite, budget ${budget}s, console in $dir/console.log$again"
+		rc=0
+		nice -n 19 timeout -k 10 $((budget + 300)) qemu-system-x86_64 \
+			-machine pc -accel tcg,thread=multi -cpu max -smp 2 -m 2048 \
+			-display none -monitor none -no-reboot -serial "file:$dir/console.log" \
+			-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+			-kernel "$dir/bzImage" \
+			-append "console=ttyS0 loglevel=4 panic=-1 no_timer_check root=/dev/vda rw rootfstype=ext4 init=/usr/sbin/regress-init regress.suite=$suite regress.budget=$budget regress.fs=$(echo $fslist | tr ' ' ,) regress.label=$label" \
+			"${drives[@]}" </dev/null &
+		local qemu=$!
+		# A starved guest has been seen to hang before init (ACPI's _PRT
+		# method timing out under TCG, no disk interrupt): the boot is
+		# ended when init has not started within the budget's first
+		# quarter, and tried once more.
+		local waited=0
+		while kill -0 "$qemu" 2>/dev/null && ! grep -aq '^regress: init at' "$dir/console.log" 2>/dev/null; do
+			sleep 10
+			waited=$((waited + 10))
+			if [ "$waited" -ge $((budget / 4)) ]; then
+				say "boot: $label $suite: no init after ${waited}s; ending this boot"
+				kill "$qemu" 2>/dev/null || true
+				break
+			fi
+		done
+		wait "$qemu" || rc=$?
+		grep -aq '^regress: init at' "$dir/console.log" 2>/dev/null && break
+		mv "$dir/console.log" "$dir/console.log.try$try"
+	done
+	case $rc in
+	124 | 137) say "boot: $label $suite: QEMU timed out" ;;
+	0) say "boot: $label $suite: the guest ended without a status" ;;
+	*) say "boot: $label $suite: guest status $(((rc - 1) / 2))" ;;
+	esac
+	echo "$rc" >"$dir/qemu-rc"
+	# The results disk back, without mounting it.
+	mkdir -p "$dir/results"
+	debugfs -R "rdump / $dir/results" "$dir/disks/results.img" >/dev/null 2>&1 ||
+		say "boot: $label $suite: could not read the results disk"
+	rm -f "$dir/disks/"*.img
+	say "boot: $label $suite: $(grep -ac '^regress: [a-z0-9-]* ' "$dir/console.log" || true) console result lines"
+}
+
+# Boots: each suite on each kernel, up to --jobs at once; stock and patched
+# of a suite side by side when jobs >= 2, so that both see the same machine.
+running=0
+for suite in $suites; do
+	for label in stock patched; do
+		[ -z "$boots" ] || [[ " $boots " == *" $label-$suite "* ]] || continue
+		kernel=$stock
+		[ $label = patched ] && kernel=$patched
+		if [ "$running" -ge "$jobs" ]; then
+			wait -n || true
+			running=$((running - 1))
+		fi
+		boot "$label" "$kernel" "$suite" &
+		running=$((running + 1))
+		sleep 5
+	done
+done
+wait
+
+status=0
+# shellcheck disable=SC2086 # one argument per suite
+python3 "$NOWAIT_ROOT/harness/regress/table.py" "$out" "$NOWAIT_ROOT/harness/regress/known.txt" $suites || status=$?
+say "regress: $(($(date +%s) - t0)) s; tables in $out/regress.md, JSON in $out/regress.json"
+[ "$status" = 0 ] || say "regress: new failures on the patched kernel (see the table)"
+exit "$status"
