@@ -26,7 +26,36 @@
 
 #include "nowait_ring.h"
 
+#include <dirent.h>
+
 #define FILE_PAGES 4
+
+/* io-wq workers of this process, by their thread name. */
+static int iowq_workers(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "iou-wrk", 7))
+			n++;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
 
 FIXTURE(uring) {
 	struct nowait_tfile f;

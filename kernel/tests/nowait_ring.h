@@ -2,14 +2,12 @@
 /*
  * An io_uring driven by raw syscalls, with no liburing: the same code runs
  * as x86_64 and as i386 (the compat entry points), static, in the busybox
- * guest. Shared by nowait_io_uring and nowait-blockstat.
+ * guest. Shared by nowait_io_uring, nowait_write and nowait-blockstat.
  */
 #ifndef NOWAIT_RING_H
 #define NOWAIT_RING_H
 
-#include <dirent.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -99,33 +97,6 @@ static inline bool ring_reap(struct ring *r, bool wait, int *res)
 	*res = r->cqes[head & *r->cq_mask].res;
 	__atomic_store_n(r->cq_head, head + 1, __ATOMIC_RELEASE);
 	return true;
-}
-
-/* io-wq workers of this process, by their thread name. */
-static inline int iowq_workers(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *de;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
-		char path[300], comm[32] = "";
-		FILE *f;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "iou-wrk", 7))
-			n++;
-		fclose(f);
-	}
-	closedir(d);
-	return n;
 }
 
 #endif /* NOWAIT_RING_H */
