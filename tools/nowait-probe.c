@@ -6,8 +6,9 @@
  *   nowait-probe [--json FILE] [LABEL=DIR ...]
  *
  * Without LABEL=DIR arguments it probes whichever of the standard mounts
- * under $NOWAIT_MNT (default /mnt: ext4 xfs btrfs tmpfs vfat exfat ext2 ovl)
- * exist and are of the named type. An anonymous pipe and an AF_UNIX socket
+ * under $NOWAIT_MNT (default /mnt: ext4 xfs btrfs tmpfs vfat exfat ext2 ovl,
+ * and the network filesystems nfs3 nfs4 cifs fuse 9p ocfs2) exist and are of
+ * the named type. An anonymous pipe and an AF_UNIX socket
  * pair are always probed. For each directory a temporary file is created
  * and removed again. Each cell is the byte count the call returned or the
  * errno it failed with.
@@ -321,11 +322,9 @@ static void detect_type(struct target *t)
 			 (unsigned int)(uint32_t)st.f_type);
 }
 
-static void add_std_mounts(struct target **all, size_t *n)
+static void add_mounts(struct target **all, size_t *n,
+		       const struct nowait_fs *fs, size_t nfs)
 {
-	size_t nfs;
-	const struct nowait_fs *fs = nowait_std_fs(&nfs);
-
 	for (size_t i = 0; i < nfs; i++) {
 		char dir[PATH_MAX], why[NOWAIT_WHY_MAX];
 		struct target *t;
@@ -339,6 +338,16 @@ static void add_std_mounts(struct target **all, size_t *n)
 			snprintf(t->skip, sizeof(t->skip), "%s", why);
 		detect_type(t);
 	}
+}
+
+static void add_std_mounts(struct target **all, size_t *n)
+{
+	size_t nfs;
+	const struct nowait_fs *fs = nowait_std_fs(&nfs);
+
+	add_mounts(all, n, fs, nfs);
+	fs = nowait_net_fs(&nfs);
+	add_mounts(all, n, fs, nfs);
 }
 
 static void add_arg(struct target **all, size_t *n, const char *arg)

@@ -92,6 +92,26 @@ static inline const struct nowait_fs *nowait_std_fs(size_t *n)
 	return all;
 }
 
+/*
+ * The network filesystems the guest's init mounts from its own servers:
+ * knfsd (v3 and v4.2) and ksmbd over loopback, virtio-9p from QEMU, a
+ * nowait-fused passthrough, and ocfs2 in local mode on its own disk.
+ */
+static inline const struct nowait_fs *nowait_net_fs(size_t *n)
+{
+	static const struct nowait_fs all[] = {
+		NOWAIT_FS_("nfs3", "nfs", NFS_SUPER_MAGIC),
+		NOWAIT_FS_("nfs4", "nfs4", NFS_SUPER_MAGIC),
+		NOWAIT_FS_("cifs", "cifs", 0xfe534d42 /* SMB2_SUPER_MAGIC */),
+		NOWAIT_FS_("fuse", "fuse", 0x65735546 /* FUSE_SUPER_MAGIC */),
+		NOWAIT_FS_("9p", "9p", V9FS_MAGIC),
+		NOWAIT_FS_("ocfs2", "ocfs2", 0x7461636f /* OCFS2_SUPER_MAGIC */),
+	};
+
+	*n = sizeof(all) / sizeof(all[0]);
+	return all;
+}
+
 static inline const char *nowait_mnt(void)
 {
 	const char *m = getenv("NOWAIT_MNT");

@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RWF_NOWAIT reads on network filesystems, against real servers in the
+ * guest: knfsd (NFSv3 and NFSv4.2) and ksmbd (SMB 3.1.1) over loopback,
+ * QEMU's virtio-9p, a fuse daemon of the case's own (tools/nowait-fused),
+ * and ocfs2 in local mode.
+ *
+ * The rule: a flagged read returns page-cache data when the client may
+ * trust its cache without asking the server, and otherwise fails with
+ * EAGAIN at once, starting the revalidation or the read in the background.
+ * It never waits for the server, and never returns data that a blocking
+ * read at the same moment would not. An open that bypasses the cache
+ * (9p and cifs cache=none, a fuse direct_io open, O_DIRECT) refuses the
+ * flag with EOPNOTSUPP up front.
+ *
+ * The file is written on the server side (the export's directory on the
+ * guest's ext4, or the fuse daemon's source directory) and read through
+ * the client; 9p and ocfs2 files are written through the client. nfs is
+ * mounted with a long attribute cache time (actimeo=600) so that a hit
+ * is a hit; a change on the server is then noticed at open (close-to-open
+ * consistency), which is what the server_change case relies on.
+ *
+ * A slow server is tc netem delay on loopback for nfs and cifs, and a
+ * stopped (SIGSTOP) daemon for fuse; a server gone is a killed fuse
+ * daemon. 9p's server is QEMU on the host, and ocfs2 in local mode has
+ * none: their server-side cases skip.
+ */
+#include "kselftest_harness.h"
+#include "nowait_test.h"
+
+#include <signal.h>
+#include <sys/mount.h>
+
+#define FILE_PAGES 8
+/* fuse attribute timeout of the case's daemon, and how long to outwait it */
+#define FUSE_ATTR_S "2"
+#define FUSE_ATTR_WAIT_MS 2300
+/* netem delay for the slow-server cases: every round trip takes 2x this */
+#define NETEM_DELAY "200ms"
+
+#ifndef SMB2_SUPER_MAGIC
+#define SMB2_SUPER_MAGIC 0xfe534d42
+#endif
+#ifndef FUSE_SUPER_MAGIC
+#define FUSE_SUPER_MAGIC 0x65735546
+#endif
+#ifndef OCFS2_SUPER_MAGIC
+#define OCFS2_SUPER_MAGIC 0x7461636f
+#endif
+
+/* How a change made on the server reaches a client that cached the file */
+enum change {
+	CHANGE_AT_OPEN,		/* nfs: close-to-open revalidation */
+	CHANGE_AT_ATTR_TIMEOUT,	/* fuse, auto_inval_data */
+	CHANGE_NEVER,		/* cifs under an oplock: incoherent */
+};
+
+/* How the slow-server case slows the server down */
+enum slow {
+	SLOW_NONE,
+	SLOW_NETEM,		/* delay on loopback */
+	SLOW_SIGSTOP,		/* the fuse daemon stopped */
+};
+
+FIXTURE(netfs) {
+	char client[PATH_MAX];	/* the file, read through the client */
+	char server[PATH_MAX];	/* the same file on the server side */
+	char fusemnt[64];	/* the case's fuse mount, or "" */
+	char fusesrc[128];	/* and its daemon's source directory */
+	pid_t daemon;		/* the fuse daemon, or 0 */
+	bool netem;		/* a qdisc to remove at teardown */
+	uint32_t seed;
+	off_t size;
+	int fd;
+	unsigned char *buf;
+};
+
+FIXTURE_VARIANT(netfs) {
+	const char *dir;	/* the client mount, under $NOWAIT_MNT */
+	const char *type;	/* its type in /proc/filesystems */
+	uint32_t magic;
+	const char *export;	/* the server's directory, or NULL */
+	const char *uncached;	/* a mount of the share with no cache */
+	bool fuse;		/* a daemon of the case's own */
+	enum change change;
+	enum slow slow;
+};
+
+FIXTURE_VARIANT_ADD(netfs, nfs3) {
+	.dir = "nfs3", .type = "nfs", .magic = NFS_SUPER_MAGIC,
+	.export = "ext4/export-nfs", .change = CHANGE_AT_OPEN,
+	.slow = SLOW_NETEM,
+};
+FIXTURE_VARIANT_ADD(netfs, nfs4) {
+	.dir = "nfs4", .type = "nfs4", .magic = NFS_SUPER_MAGIC,
+	.export = "ext4/export-nfs", .change = CHANGE_AT_OPEN,
+	.slow = SLOW_NETEM,
+};
+FIXTURE_VARIANT_ADD(netfs, cifs) {
+	.dir = "cifs", .type = "cifs", .magic = SMB2_SUPER_MAGIC,
+	.export = "ext4/export-smb", .uncached = "cifs-none",
+	.change = CHANGE_NEVER, .slow = SLOW_NETEM,
+};
+FIXTURE_VARIANT_ADD(netfs, fuse) {
+	.type = "fuse", .magic = FUSE_SUPER_MAGIC, .fuse = true,
+	.change = CHANGE_AT_ATTR_TIMEOUT, .slow = SLOW_SIGSTOP,
+};
+FIXTURE_VARIANT_ADD(netfs, v9p) {
+	.dir = "9p", .type = "9p", .magic = V9FS_MAGIC,
+	.uncached = "9p-none",
+};
+FIXTURE_VARIANT_ADD(netfs, ocfs2) {
+	.dir = "ocfs2", .type = "ocfs2", .magic = OCFS2_SUPER_MAGIC,
+};
+
+/* Does this kernel have filesystem @type at all? */
+static bool kernel_has_fs(const char *type)
+{
+	char line[128], want[80];
+	bool found = false;
+	FILE *f = fopen("/proc/filesystems", "re");
+
+	if (!f)
+		return false;
+	snprintf(want, sizeof(want), "\t%s\n", type);
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, want) != NULL;
+	fclose(f);
+	return found;
+}
+
+/*
+ * A mount the guest's init should have made. Missing on a kernel without
+ * the filesystem is a skip; missing on one with it means a server did not
+ * come up, and fails the case.
+ */
+#define NEED_MOUNT(path, magic_, type_) do {				\
+	struct statfs st_;						\
+	bool up_ = !statfs((path), &st_) &&				\
+		   (uint32_t)st_.f_type == (uint32_t)(magic_);		\
+	if (!up_ && !kernel_has_fs(type_))				\
+		SKIP(return, "this kernel has no %s", (type_));		\
+	ASSERT_TRUE(up_) TH_LOG("setup: %s is not a %s mount: its server did not come up", \
+				(path), (type_));			\
+} while (0)
+
+static int run(const char *cmd)
+{
+	int st = system(cmd);
+
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Start a nowait-fused of the case's own; its pid, or -1. */
+static pid_t fuse_start(const char *src, const char *mnt, const char *opts)
+{
+	char cmd[512], pidfile[96], line[32];
+	FILE *f;
+
+	snprintf(pidfile, sizeof(pidfile), "%s.pid", mnt);
+	snprintf(cmd, sizeof(cmd),
+		 "nowait-fused --attr-timeout " FUSE_ATTR_S " --pidfile %s %s %s %s",
+		 pidfile, opts, src, mnt);
+	if (run(cmd))
+		return -1;
+	f = fopen(pidfile, "re");
+	if (!f)
+		return -1;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = '\0';
+	fclose(f);
+	unlink(pidfile);
+	return (pid_t)atoi(line) > 0 ? (pid_t)atoi(line) : -1;
+}
+
+/* Wait for a process that is not our child to be gone. */
+static bool wait_gone(pid_t pid, unsigned int ms)
+{
+	for (unsigned int waited = 0; waited < ms; waited += 10) {
+		if (kill(pid, 0) && errno == ESRCH)
+			return true;
+		nowait_msleep(10);
+	}
+	return false;
+}
+
+FIXTURE_SETUP(netfs)
+{
+	char dir[PATH_MAX - 64], name[32];
+	int wfd;
+
+	self->fd = -1;
+	self->seed = (uint32_t)getpid();
+	self->size = (off_t)(FILE_PAGES * nowait_page());
+	if (!nowait_in_guest())
+		SKIP(return, "needs the guest's servers");
+	snprintf(name, sizeof(name), "nowait-netfs.%d", (int)getpid());
+	if (variant->fuse) {
+		if (!kernel_has_fs("fuse"))
+			SKIP(return, "this kernel has no fuse");
+		snprintf(self->fusesrc, sizeof(self->fusesrc),
+			 "%s/ext4/fuse-src.%d", nowait_mnt(), (int)getpid());
+		snprintf(self->fusemnt, sizeof(self->fusemnt), "/tmp/fuse.%d",
+			 (int)getpid());
+		ASSERT_EQ(0, mkdir(self->fusesrc, 0755))
+			TH_LOG("setup: mkdir %s: %s", self->fusesrc,
+			       nowait_errname(errno));
+		ASSERT_EQ(0, mkdir(self->fusemnt, 0755));
+		self->daemon = fuse_start(self->fusesrc, self->fusemnt,
+					  "--auto-inval-data");
+		ASSERT_LT(0, self->daemon) TH_LOG("setup: nowait-fused did not start");
+		NEED_MOUNT(self->fusemnt, variant->magic, variant->type);
+		snprintf(dir, sizeof(dir), "%s", self->fusemnt);
+		snprintf(self->server, sizeof(self->server), "%s/%s",
+			 self->fusesrc, name);
+	} else {
+		snprintf(dir, sizeof(dir), "%s/%s", nowait_mnt(), variant->dir);
+		NEED_MOUNT(dir, variant->magic, variant->type);
+		if (variant->export)
+			snprintf(self->server, sizeof(self->server),
+				 "%s/%s/%s", nowait_mnt(), variant->export,
+				 name);
+		else
+			snprintf(self->server, sizeof(self->server), "%s/%s",
+				 dir, name);
+	}
+	snprintf(self->client, sizeof(self->client), "%s/%s", dir, name);
+
+	wfd = open(self->server, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	ASSERT_LE(0, wfd) TH_LOG("setup: create %s: %s", self->server,
+				 nowait_errname(errno));
+	ASSERT_EQ(0, nowait_write_pattern(wfd, 0, (size_t)self->size,
+					  self->seed));
+	ASSERT_EQ(0, fsync(wfd));
+	close(wfd);
+	self->fd = open(self->client, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, self->fd) TH_LOG("setup: open %s: %s", self->client,
+				      nowait_errname(errno));
+	self->buf = malloc((size_t)self->size);
+	ASSERT_NE(NULL, self->buf);
+	memset(self->buf, 0, (size_t)self->size);
+}
+
+FIXTURE_TEARDOWN_PARENT(netfs)
+{
+	char cmd[160];
+
+	if (self->netem)
+		run("tc qdisc del dev lo root 2>/dev/null");
+	if (self->daemon > 0) {
+		kill(self->daemon, SIGCONT);
+		umount2(self->fusemnt, MNT_DETACH);
+		kill(self->daemon, SIGKILL);
+		rmdir(self->fusemnt);
+	}
+	if (self->server[0])
+		unlink(self->server);
+	if (self->fusesrc[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", self->fusesrc);
+		run(cmd);
+	}
+}
+
+/* A blocking read of the whole file, which must hold pattern @seed. */
+#define READ_ALL_BLOCKING(seed_) do {					\
+	ASSERT_EQ(self->size, nowait_preadv2(self->fd, self->buf,	\
+					     (size_t)self->size, 0, 0))	\
+		TH_LOG("blocking read: %s", nowait_errname(errno));	\
+	NOWAIT_ASSERT_PATTERN(self->buf, (size_t)self->size, 0, (seed_)); \
+} while (0)
+
+/* Every page of the file cached, checked before any assertion on a hit */
+#define ASSERT_ALL_CACHED() do {					\
+	char all_[FILE_PAGES + 1];					\
+	memset(all_, 'R', FILE_PAGES);					\
+	all_[FILE_PAGES] = '\0';					\
+	NOWAIT_ASSERT_RESIDENCY(self->fd, all_);			\
+} while (0)
+
+TEST_F(netfs, cached_read_hits_without_sleeping)
+{
+	READ_ALL_BLOCKING(self->seed);
+	ASSERT_ALL_CACHED();
+	memset(self->buf, 0, (size_t)self->size);
+	ASSERT_EQ(self->size, NOWAIT_PREAD(self->fd, self->buf,
+					   (size_t)self->size, 0))
+		TH_LOG("%s", nowait_errname(errno));
+	NOWAIT_ASSERT_PATTERN(self->buf, (size_t)self->size, 0, self->seed);
+}
+
+TEST_F(netfs, miss_eagain_then_served_after_a_blocking_read)
+{
+	NOWAIT_EVICT(self->fd);
+	NOWAIT_ASSERT_ERRNO(NOWAIT_PREAD(self->fd, self->buf,
+					 (size_t)self->size, 0), EAGAIN);
+	READ_ALL_BLOCKING(self->seed);
+	ASSERT_ALL_CACHED();
+	memset(self->buf, 0, (size_t)self->size);
+	ASSERT_EQ(self->size, NOWAIT_PREAD(self->fd, self->buf,
+					   (size_t)self->size, 0))
+		TH_LOG("%s", nowait_errname(errno));
+	NOWAIT_ASSERT_PATTERN(self->buf, (size_t)self->size, 0, self->seed);
+}
+
+/*
+ * With readahead off, a blocking read of the first two pages caches about
+ * those; the client may read more per request. Whatever prefix is cached,
+ * a flagged read of the whole file returns exactly that prefix.
+ */
+TEST_F(netfs, partly_cached_returns_the_cached_prefix)
+{
+	char map[FILE_PAGES + 1];
+	size_t prefix = 0, pg = nowait_page();
+
+	NOWAIT_EVICT(self->fd);
+	ASSERT_EQ(0, posix_fadvise(self->fd, 0, 0, POSIX_FADV_RANDOM));
+	ASSERT_EQ((ssize_t)(2 * pg),
+		  nowait_preadv2(self->fd, self->buf, 2 * pg, 0, 0));
+	ASSERT_LE(0, nowait_residency(self->fd, map, sizeof(map)));
+	while (prefix < FILE_PAGES && map[prefix] == 'R')
+		prefix++;
+	ASSERT_LE(2, prefix) TH_LOG("setup: residency %s", map);
+	if (prefix == FILE_PAGES)
+		SKIP(return, "the client read the whole file for two pages (%s)",
+		     map);
+	memset(self->buf, 0, (size_t)self->size);
+	ASSERT_EQ((ssize_t)(prefix * pg),
+		  NOWAIT_PREAD(self->fd, self->buf, (size_t)self->size, 0))
+		TH_LOG("residency %s: %s", map, nowait_errname(errno));
+	NOWAIT_ASSERT_PATTERN(self->buf, prefix * pg, 0, self->seed);
+}
+
+/*
+ * The file changes on the server while the client has it cached. A flagged
+ * read may return the old data only where a blocking read at that moment
+ * would too: where the client cannot know (CHANGE_NEVER), it must agree
+ * with the blocking read that follows it; where it finds out (at open, or
+ * when the attributes expire), it must return the new data or EAGAIN.
+ */
+TEST_F(netfs, server_change_never_returns_what_a_blocking_read_would_not)
+{
+	uint32_t seed2 = self->seed ^ 0x5a5a5a5aU;
+	unsigned char *blocking;
+	ssize_t r;
+	int wfd;
+
+	if (!variant->export && !variant->fuse)
+		SKIP(return, "the server side is out of the guest's reach (9p: the host) or is the client (ocfs2, local mode)");
+	READ_ALL_BLOCKING(self->seed);
+	ASSERT_ALL_CACHED();
+	/* change every byte on the server, and its mtime */
+	nowait_msleep(20);
+	wfd = open(self->server, O_WRONLY | O_CLOEXEC);
+	ASSERT_LE(0, wfd);
+	ASSERT_EQ(0, nowait_write_pattern(wfd, 0, (size_t)self->size, seed2));
+	ASSERT_EQ(0, fsync(wfd));
+	close(wfd);
+	if (variant->change == CHANGE_AT_OPEN) {
+		close(self->fd);
+		self->fd = open(self->client, O_RDONLY | O_CLOEXEC);
+		ASSERT_LE(0, self->fd);
+	} else if (variant->change == CHANGE_AT_ATTR_TIMEOUT) {
+		nowait_msleep(FUSE_ATTR_WAIT_MS);
+	}
+	memset(self->buf, 0, (size_t)self->size);
+	r = NOWAIT_PREAD(self->fd, self->buf, (size_t)self->size, 0);
+	blocking = malloc((size_t)self->size);
+	ASSERT_NE(NULL, blocking);
+	ASSERT_EQ(self->size, nowait_preadv2(self->fd, blocking,
+					     (size_t)self->size, 0, 0));
+	if (variant->change == CHANGE_NEVER) {
+		ASSERT_EQ(self->size, r) TH_LOG("%s", nowait_errname(errno));
+		ASSERT_EQ(0, memcmp(self->buf, blocking, (size_t)self->size))
+			TH_LOG("the flagged read and the blocking read after it disagree");
+	} else {
+		if (r < 0)
+			NOWAIT_ASSERT_ERRNO(r, EAGAIN);
+		else
+			NOWAIT_ASSERT_PATTERN(self->buf, (size_t)r, 0, seed2);
+		/* the revalidation it started, or the blocking read, fetched it */
+		NOWAIT_ASSERT_PATTERN(blocking, (size_t)self->size, 0, seed2);
+		memset(self->buf, 0, (size_t)self->size);
+		ASSERT_EQ(self->size, NOWAIT_PREAD(self->fd, self->buf,
+						   (size_t)self->size, 0))
+			TH_LOG("after the blocking read: %s",
+			       nowait_errname(errno));
+		NOWAIT_ASSERT_PATTERN(self->buf, (size_t)self->size, 0, seed2);
+	}
+	free(blocking);
+}
+
+/* Opens that bypass the page cache refuse the flag up front. */
+TEST_F(netfs, uncached_open_refuses_with_eopnotsupp)
+{
+	char path[PATH_MAX + 32], dir[PATH_MAX - 64];
+	ssize_t r;
+	int fd;
+
+	if (variant->fuse) {
+		char mnt[80];
+		pid_t pid;
+
+		snprintf(mnt, sizeof(mnt), "%s-dio", self->fusemnt);
+		ASSERT_EQ(0, mkdir(mnt, 0755));
+		pid = fuse_start(self->fusesrc, mnt, "--direct-io");
+		ASSERT_LT(0, pid) TH_LOG("setup: nowait-fused --direct-io did not start");
+		snprintf(path, sizeof(path), "%s/%s", mnt,
+			 strrchr(self->client, '/') + 1);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		r = fd < 0 ? -2 : nowait_preadv2(fd, self->buf, 4096, 0,
+						 RWF_NOWAIT);
+		if (fd >= 0)
+			close(fd);
+		umount2(mnt, MNT_DETACH);
+		kill(pid, SIGKILL);
+		rmdir(mnt);
+		ASSERT_NE(-2, r) TH_LOG("open %s", path);
+		NOWAIT_ASSERT_ERRNO(r, EOPNOTSUPP);
+		return;
+	}
+	if (variant->uncached) {
+		snprintf(dir, sizeof(dir), "%s/%s", nowait_mnt(),
+			 variant->uncached);
+		NEED_MOUNT(dir, variant->magic, variant->type);
+		snprintf(path, sizeof(path), "%s/%s", dir,
+			 strrchr(self->client, '/') + 1);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		ASSERT_LE(0, fd) TH_LOG("open %s: %s", path,
+					nowait_errname(errno));
+		r = nowait_preadv2(fd, self->buf, 4096, 0, RWF_NOWAIT);
+		close(fd);
+		NOWAIT_ASSERT_ERRNO(r, EOPNOTSUPP);
+		return;
+	}
+	if (variant->magic == OCFS2_SUPER_MAGIC)
+		SKIP(return, "ocfs2 honours RWF_NOWAIT for O_DIRECT reads too");
+	/* nfs: O_DIRECT */
+	fd = open(self->client, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	r = nowait_preadv2(fd, self->buf, 4096, 0, RWF_NOWAIT);
+	close(fd);
+	NOWAIT_ASSERT_ERRNO(r, EOPNOTSUPP);
+}
+
+/*
+ * A slow server holds up nothing: a cached read is served, an uncached one
+ * fails with EAGAIN, neither sleeping. For fuse the daemon is stopped, and
+ * an attribute revalidation that falls due fails with EAGAIN too.
+ */
+TEST_F(netfs, slow_server_hit_served_and_miss_eagain_without_sleeping)
+{
+	size_t pg = nowait_page();
+
+	if (variant->slow == SLOW_NONE)
+		SKIP(return, "no way to slow this server down from the guest");
+	/* half the file cached, half not; readahead off */
+	NOWAIT_EVICT(self->fd);
+	ASSERT_EQ(0, posix_fadvise(self->fd, 0, 0, POSIX_FADV_RANDOM));
+	ASSERT_EQ((ssize_t)pg, nowait_preadv2(self->fd, self->buf, pg, 0, 0));
+	NOWAIT_ASSERT_RESIDENCY(self->fd, "R.......");
+	if (variant->slow == SLOW_NETEM) {
+		self->netem = true;
+		ASSERT_EQ(0, run("tc qdisc add dev lo root netem delay " NETEM_DELAY))
+			TH_LOG("setup: tc netem");
+	} else {
+		ASSERT_EQ(0, kill(self->daemon, SIGSTOP));
+	}
+	ASSERT_EQ((ssize_t)pg, NOWAIT_PREAD(self->fd, self->buf, pg, 0))
+		TH_LOG("cached page: %s", nowait_errname(errno));
+	NOWAIT_ASSERT_PATTERN(self->buf, pg, 0, self->seed);
+	NOWAIT_ASSERT_ERRNO(NOWAIT_PREAD(self->fd, self->buf, pg, 4 * pg),
+			    EAGAIN);
+	if (variant->slow == SLOW_SIGSTOP) {
+		nowait_msleep(FUSE_ATTR_WAIT_MS);
+		NOWAIT_ASSERT_ERRNO(NOWAIT_PREAD(self->fd, self->buf, pg, 0),
+				    EAGAIN);
+		ASSERT_EQ(0, kill(self->daemon, SIGCONT));
+	} else {
+		ASSERT_EQ(0, run("tc qdisc del dev lo root"));
+		self->netem = false;
+	}
+	/* and the blocking retry still works once the server is back */
+	ASSERT_EQ((ssize_t)pg, nowait_preadv2(self->fd, self->buf, pg,
+					      4 * pg, 0));
+	NOWAIT_ASSERT_PATTERN(self->buf, pg, 4 * pg, self->seed);
+}
+
+/*
+ * The fuse daemon dies: flagged reads return at once without sleeping,
+ * and a blocking read of what is not cached fails with ENOTCONN, no hang.
+ */
+TEST_F(netfs, server_gone_gives_an_errno_not_a_hang)
+{
+	size_t pg = nowait_page();
+	ssize_t r;
+
+	if (!variant->fuse)
+		SKIP(return, "only the fuse daemon can be killed from the guest");
+	NOWAIT_EVICT(self->fd);
+	ASSERT_EQ(0, posix_fadvise(self->fd, 0, 0, POSIX_FADV_RANDOM));
+	ASSERT_EQ((ssize_t)pg, nowait_preadv2(self->fd, self->buf, pg, 0, 0));
+	NOWAIT_ASSERT_RESIDENCY(self->fd, "R.......");
+	ASSERT_EQ(0, kill(self->daemon, SIGKILL));
+	ASSERT_TRUE(wait_gone(self->daemon, 5000));
+	/* cached: served, or EAGAIN if the attributes fell due meanwhile */
+	r = NOWAIT_PREAD(self->fd, self->buf, pg, 0);
+	if (r < 0)
+		NOWAIT_ASSERT_ERRNO(r, EAGAIN);
+	else
+		ASSERT_EQ((ssize_t)pg, r);
+	NOWAIT_ASSERT_ERRNO(NOWAIT_PREAD(self->fd, self->buf, pg, 4 * pg),
+			    EAGAIN);
+	NOWAIT_ASSERT_ERRNO(nowait_preadv2(self->fd, self->buf, pg, 4 * pg, 0),
+			    ENOTCONN);
+}
+
+TEST_HARNESS_MAIN
