@@ -5,7 +5,8 @@
 #
 # JOB is check, demo, blockstat, bench, fuzz, crash-write, crash-check or
 # shell (see guest/init). Each filesystem the guest makes
-# gets its own sparse virtio disk; NOWAIT_READ_IOPS, when set, throttles
+# gets its own sparse virtio disk, and the guest's two 9p mounts share one
+# host directory, $NOWAIT_OUT/9p-export (guest/netfs.sh); NOWAIT_READ_IOPS, when set, throttles
 # reads from every disk to that many per second, a slow disk that makes
 # every miss and every metadata read expensive. NOWAIT_APPEND adds to the
 # kernel command line (e.g. nowait.fuzz_calls=N for the fuzz job). The exit status is the guest's, or 124 when the
@@ -21,7 +22,7 @@ mkdir -p "$disks"
 
 drives=()
 throttle=${NOWAIT_READ_IOPS:+,throttling.iops-read=$NOWAIT_READ_IOPS}
-for fs in ext4 xfs btrfs vfat exfat ext2 swap; do
+for fs in ext4 xfs btrfs vfat exfat ext2 swap ocfs2; do
 	# NOWAIT_KEEP_DISKS=1: the filesystems of the last boot, for a job
 	# that checks what survived it (with nowait.keep=1 for the guest).
 	if [ "${NOWAIT_KEEP_DISKS:-0}" != 1 ]; then
@@ -30,6 +31,17 @@ for fs in ext4 xfs btrfs vfat exfat ext2 swap; do
 	fi
 	drives+=(-drive "file=$disks/$fs.img,if=none,id=$fs,format=raw,cache=none,aio=threads$throttle"
 		-device "virtio-blk-pci,drive=$fs,serial=$fs")
+done
+
+# Two virtfs exports of one host directory, for the guest's /mnt/9p
+# (cache=loose) and /mnt/9p-none (cache=none); empty at each boot unless
+# NOWAIT_KEEP_DISKS=1.
+export9p=$NOWAIT_OUT/9p-export
+[ "${NOWAIT_KEEP_DISKS:-0}" = 1 ] || rm -rf "$export9p"
+mkdir -p "$export9p"
+for tag in nowait9p nowait9pnone; do
+	drives+=(-fsdev "local,id=$tag,path=$export9p,security_model=none"
+		-device "virtio-9p-pci,fsdev=$tag,mount_tag=$tag")
 done
 
 accel=tcg,thread=multi

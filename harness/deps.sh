@@ -15,6 +15,9 @@ pkgs=(
 	# make regress: the Debian guest (mmdebstrap), fstests and LTP built on the host
 	mmdebstrap autoconf automake libtool libaio-dev xfslibs-dev uuid-dev
 	libattr1-dev libacl1-dev libgdbm-dev libcap-dev
+	# the guest's network filesystems (guest/netfs.sh): knfsd's and ksmbd's
+	# user-space halves, tc for netem, mkfs.ocfs2
+	nfs-kernel-server nfs-common rpcbind ksmbd-tools iproute2 ocfs2-tools
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -27,6 +27,58 @@ for tool in mkfs.ext4 mkfs.ext2 mke2fs mkfs.xfs mkfs.btrfs mkfs.vfat mkfs.exfat 
 	copy_with_libs "$(command -v "$tool" || echo "/sbin/$tool")"
 done
 
+# The network filesystems' servers and tools (guest/netfs.sh starts them):
+# tc for netem, knfsd's rpcbind, rpc.nfsd, rpc.mountd and exportfs, ksmbd's
+# user-space half, mkfs.ocfs2; with the files they read.
+for tool in tc rpcbind rpc.nfsd rpc.mountd exportfs mkfs.ocfs2 /usr/libexec/ksmbd.tools; do
+	copy_with_libs "$(command -v "$tool" || echo "/sbin/$tool")"
+done
+# ksmbd.tools is one program that acts on the name it was called by.
+for name in ksmbd.mountd ksmbd.control; do ln -s ksmbd.tools "$root/sbin/$name"; done
+mkdir -p "$root"/etc/ksmbd "$root"/var/lib/nfs/v4recovery "$root"/run/rpcbind "$root"/usr/lib/x86_64-linux-gnu
+cp -r /usr/lib/x86_64-linux-gnu/tc "$root/usr/lib/x86_64-linux-gnu/"
+cp /etc/services /etc/protocols /etc/rpc "$root/etc/"
+cp "$NOWAIT_ROOT/harness/guest/netfs.sh" "$root/etc/netfs.sh"
+touch "$root"/var/lib/nfs/{etab,rmtab,xtab}
+# rpcbind drops its privileges to _rpc; ksmbd's user nowait needs a uid.
+cat >"$root/etc/passwd" <<'END'
+root:x:0:0:root:/:/bin/sh
+_rpc:x:100:65534::/run/rpcbind:/bin/false
+statd:x:101:65534::/var/lib/nfs:/bin/false
+nowait:x:1000:1000::/tmp:/bin/false
+nobody:x:65534:65534:nobody:/nonexistent:/bin/false
+END
+cat >"$root/etc/group" <<'END'
+root:x:0:
+nowait:x:1000:
+nogroup:x:65534:
+END
+printf '%s\n' 'passwd: files' 'group: files' 'shadow: files' 'hosts: files' \
+	'services: files' 'protocols: files' 'rpc: files' 'netgroup: files' >"$root/etc/nsswitch.conf"
+printf '127.0.0.1\tlocalhost nowait-guest\n' >"$root/etc/hosts"
+echo nowait-guest >"$root/etc/hostname"
+# No IPv6 in the guest's kernel: only the IPv4 and local transports.
+cat >"$root/etc/netconfig" <<'END'
+udp        tpi_clts      v     inet     udp     -       -
+tcp        tpi_cots_ord  v     inet     tcp     -       -
+local      tpi_cots_ord  -     loopback  -      -       -
+unix       tpi_cots_ord  -     loopback  -      -       -
+END
+echo '/mnt/ext4/export-nfs *(rw,sync,no_root_squash,no_subtree_check,fsid=1)' >"$root/etc/exports"
+cat >"$root/etc/ksmbd/ksmbd.conf" <<'END'
+[global]
+	server min protocol = SMB2_10
+	guest account = nobody
+[nowait]
+	path = /mnt/ext4/export-smb
+	read only = no
+	valid users = nowait
+	force user = root
+	force group = root
+END
+ksmbd.adduser -a nowait -p nowait-smb-pass -c "$root/etc/ksmbd/ksmbd.conf" \
+	-i "$root/etc/ksmbd/ksmbdpwd.db" >/dev/null
+
 cp "$NOWAIT_OUT"/tests/*.x86_64 "$NOWAIT_OUT"/tests/*.i386 "$root/tests/"
 cp "$NOWAIT_OUT"/tools/nowait-* "$root/bin/"
 ln -s nowait-probe.x86_64 "$root/bin/nowait-probe"

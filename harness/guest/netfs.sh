@@ -1,0 +1,127 @@
+# The network filesystems' servers and mounts, sourced by /init (as
+# /etc/netfs.sh) once the disks are mounted, before the job runs:
+#
+#   /mnt/nfs3, /mnt/nfs4    knfsd's export of /mnt/ext4/export-nfs, NFSv3
+#                           (nolock) and NFSv4.2, over 127.0.0.1
+#   /mnt/cifs, /mnt/cifs-none  ksmbd's share "nowait" of /mnt/ext4/export-smb,
+#                           SMB 3.1.1, cache=strict and cache=none
+#   /mnt/9p, /mnt/9p-none   the host's $NOWAIT_OUT/9p-export (boot.sh),
+#                           virtio, cache=loose and cache=none
+#   /mnt/fuse               nowait-fused, passthrough of /mnt/ext4/export-fuse
+#
+# Each one starts only when the kernel has what it needs; a failure prints
+# "nowait-guest: SERVICE: REASON" and the rest goes on. No server start or
+# mount can hang the guest: each runs under timeout. Each service prints the
+# seconds it took.
+# shellcheck shell=sh
+
+netfs_fail() {
+	echo "nowait-guest: $1: $2"
+	return 1
+}
+
+# netfs_has FS: the kernel knows filesystem FS.
+netfs_has() {
+	grep -q "[[:space:]]$1\$" /proc/filesystems
+}
+
+# netfs_run SERVICE FUNCTION: run FUNCTION, print its time and outcome.
+netfs_run() {
+	netfs_t0=$(cut -d' ' -f1 /proc/uptime)
+	if "$2"; then netfs_st=up; else netfs_st=failed; fi
+	echo "nowait-guest: $1: $netfs_st, $(awk -v a="$netfs_t0" -v b="$(cut -d' ' -f1 /proc/uptime)" \
+		'BEGIN { printf "%.2f", b - a }') s"
+}
+
+# netfs_mount TRIES TYPE OPTS SOURCE DIR: mount, again every 0.2 s while it
+# fails (a server may take a moment to listen), each try at most 20 s.
+netfs_mount() {
+	netfs_tries=$1
+	shift
+	mkdir -p "$4"
+	while ! timeout -s KILL 20 mount -t "$1" -o "$2" "$3" "$4" 2>/tmp/netfs-mount.err; do
+		netfs_tries=$((netfs_tries - 1))
+		if [ "$netfs_tries" -le 0 ]; then
+			echo "nowait-guest: mount $4: $(cat /tmp/netfs-mount.err)"
+			return 1
+		fi
+		sleep 0.2
+	done
+	echo "nowait-guest: mounted $4: $(grep " $4 " /proc/mounts | cut -d' ' -f1,3,4 | cut -c1-200)"
+}
+
+netfs_lo() {
+	[ -e /sys/class/net/lo ] || netfs_fail loopback "no networking in this kernel" || return 1
+	ip link set lo up || netfs_fail loopback "ip link set lo up failed"
+}
+
+netfs_knfsd() {
+	netfs_has nfsd || netfs_fail knfsd "no nfsd in this kernel" || return 1
+	netfs_has nfs || netfs_fail knfsd "no nfs client in this kernel" || return 1
+	[ -d /mnt/ext4 ] || netfs_fail knfsd "no /mnt/ext4 to export" || return 1
+	mkdir -p /mnt/ext4/export-nfs
+	mount -t nfsd nfsd /proc/fs/nfsd || netfs_fail knfsd "cannot mount /proc/fs/nfsd" || return 1
+	timeout -s KILL 10 rpcbind || netfs_fail knfsd "rpcbind failed" || return 1
+	timeout -s KILL 10 exportfs -r || netfs_fail knfsd "exportfs -r failed" || return 1
+	timeout -s KILL 10 rpc.mountd || netfs_fail knfsd "rpc.mountd failed" || return 1
+	# A short NFSv4 grace period and lease (10 s, the least nfsd takes),
+	# set before the threads start; then the grace period is ended at
+	# once: no client of an earlier boot has state to reclaim.
+	echo 10 >/proc/fs/nfsd/nfsv4gracetime && echo 10 >/proc/fs/nfsd/nfsv4leasetime ||
+		netfs_fail knfsd "cannot set the NFSv4 grace and lease times"
+	timeout -s KILL 30 rpc.nfsd 4 || netfs_fail knfsd "rpc.nfsd failed" || return 1
+	echo Y >/proc/fs/nfsd/v4_end_grace || netfs_fail knfsd "cannot end the grace period"
+	# No rpc.statd: NFSv3 locks stay local (nolock).
+	netfs_mount 5 nfs vers=3,nolock,addr=127.0.0.1 127.0.0.1:/mnt/ext4/export-nfs /mnt/nfs3 ||
+		netfs_fail knfsd "NFSv3 mount failed"
+	netfs_mount 5 nfs vers=4.2,addr=127.0.0.1,clientaddr=127.0.0.1 \
+		127.0.0.1:/mnt/ext4/export-nfs /mnt/nfs4 || netfs_fail knfsd "NFSv4.2 mount failed"
+}
+
+netfs_ksmbd() {
+	[ -d /sys/class/ksmbd-control ] || netfs_fail ksmbd "no ksmbd in this kernel" || return 1
+	netfs_has cifs || netfs_fail ksmbd "no cifs client in this kernel" || return 1
+	[ -d /mnt/ext4 ] || netfs_fail ksmbd "no /mnt/ext4 to share" || return 1
+	mkdir -p /mnt/ext4/export-smb /run
+	timeout -s KILL 10 ksmbd.mountd || netfs_fail ksmbd "ksmbd.mountd failed" || return 1
+	# The password is also in harness/initramfs.sh (ksmbd.adduser).
+	netfs_opts=vers=3.1.1,username=nowait,password=nowait-smb-pass,ip=127.0.0.1
+	netfs_mount 50 cifs "$netfs_opts" //127.0.0.1/nowait /mnt/cifs ||
+		netfs_fail ksmbd "cifs mount failed" || return 1
+	netfs_mount 5 cifs "$netfs_opts,cache=none" //127.0.0.1/nowait /mnt/cifs-none ||
+		netfs_fail ksmbd "second cifs mount (cache=none) failed"
+}
+
+netfs_9p() {
+	netfs_has 9p || netfs_fail 9p "no 9p in this kernel" || return 1
+	netfs_tags=$(cat /sys/bus/virtio/drivers/9pnet_virtio/virtio*/mount_tag 2>/dev/null | tr '\0' ' ')
+	case " $netfs_tags " in
+	*" nowait9p "*) ;;
+	*) netfs_fail 9p "no virtfs export tagged nowait9p (boot.sh)"; return 1 ;;
+	esac
+	netfs_mount 1 9p trans=virtio,version=9p2000.L,cache=loose nowait9p /mnt/9p ||
+		netfs_fail 9p "mount failed" || return 1
+	netfs_mount 1 9p trans=virtio,version=9p2000.L,cache=none nowait9pnone /mnt/9p-none ||
+		netfs_fail 9p "mount of nowait9pnone failed"
+}
+
+netfs_fuse() {
+	netfs_has fuse || netfs_fail fuse "no fuse in this kernel" || return 1
+	[ -d /mnt/ext4 ] || netfs_fail fuse "no /mnt/ext4 for its source" || return 1
+	# The connections' abort files, for tests that kill their own daemon.
+	netfs_has fusectl && mount -t fusectl fusectl /sys/fs/fuse/connections
+	mkdir -p /mnt/ext4/export-fuse /mnt/fuse /run
+	timeout -s KILL 10 nowait-fused --auto-inval-data --attr-timeout 1 \
+		--pidfile /run/nowait-fused.pid /mnt/ext4/export-fuse /mnt/fuse ||
+		netfs_fail fuse "nowait-fused failed" || return 1
+	echo "nowait-guest: mounted /mnt/fuse: nowait-fused pid $(cat /run/nowait-fused.pid)"
+}
+
+netfs_t_all=$(cut -d' ' -f1 /proc/uptime)
+netfs_run loopback netfs_lo
+netfs_run knfsd netfs_knfsd
+netfs_run ksmbd netfs_ksmbd
+netfs_run 9p netfs_9p
+netfs_run fuse netfs_fuse
+echo "nowait-guest: network filesystems done in $(awk -v a="$netfs_t_all" \
+	-v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.2f", b - a }') s"
