@@ -82,3 +82,20 @@ for k in kernels:
     s = u["submit_us"]
     print(f"| {k} | {u['calls']} | {u['in_submit']} | {u['by_worker']} | **{u['slept']}** | "
           f"{us(s['p50'])} | {us(s['p99'])} | {us(s['max'])} |")
+
+
+netfs = {k: load("blockstat-netfs", k) for k in kernels}
+print(f"\n### Flagged 16 KiB reads on network filesystems, slow server "
+      f"(its disk at {iops} reads/s; nfs and cifs also 50 ms netem delay)\n")
+print("| filesystem | kernel | phase | calls | hits | EAGAIN | calls that slept | miss p99 µs "
+      "| hit p99 µs |")
+print("|---" * 9 + "|")
+for fs in ("nfs3", "nfs4", "cifs", "fuse", "9p", "ocfs2"):
+    for k in kernels:
+        if fs not in netfs[k]:
+            print(f"| {fs} | {k} | - | RWF_NOWAIT refused (EOPNOTSUPP) or not mounted | | | | | |")
+            continue
+        for ph in netfs[k][fs]["phases"]:
+            m, h = ph["eagain_us"], ph["hit_us"]
+            print(f"| {fs} | {k} | {ph['name']} | {ph['calls']} | {ph['hits']} | {ph['eagain']} | "
+                  f"**{ph['slept']}** | {us(m['p99'])} | {us(h['p99'])} |")

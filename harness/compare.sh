@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Stock against patched, on the same config and the same QEMU disks: the
 # capability probe's table for each, and the blocking detector on ext4
-# behind a disk throttled to NOWAIT_READ_IOPS (default 200) reads/s.
+# behind a disk throttled to NOWAIT_READ_IOPS (default 200) reads/s, and on
+# each network filesystem with its server behind that disk (and 50 ms of
+# netem delay for nfs and cifs).
 #
 #   harness/compare.sh          (make compare)
 #
@@ -23,6 +25,10 @@ for name in stock patched; do
 	NOWAIT_READ_IOPS=$iops phase "blocking detector ($name)" "$NOWAIT_ROOT/harness/boot.sh" \
 		"$kernel" "$NOWAIT_OUT/initramfs.cpio" blockstat "$log" 1800
 	json_from "$log" "$NOWAIT_OUT/blockstat-$name.json"
+	log=$NOWAIT_OUT/console-blockstat-netfs-$name.log
+	NOWAIT_READ_IOPS=$iops phase "blocking detector, network filesystems ($name)" \
+		"$NOWAIT_ROOT/harness/boot.sh" "$kernel" "$NOWAIT_OUT/initramfs.cpio" blockstat-netfs "$log" 1800
+	json_from "$log" "$NOWAIT_OUT/blockstat-netfs-$name.json"
 done
 
 python3 "$NOWAIT_ROOT/harness/compare-tables.py" "$NOWAIT_OUT" "$iops" | tee "$NOWAIT_OUT/compare.md"

@@ -37,16 +37,9 @@
 #define FUSE_ATTR_WAIT_MS 2300
 /* netem delay for the slow-server cases: every round trip takes 2x this */
 #define NETEM_DELAY "200ms"
+/* iproute2's, not busybox's, which has no netem */
+#define TC "/sbin/tc"
 
-#ifndef SMB2_SUPER_MAGIC
-#define SMB2_SUPER_MAGIC 0xfe534d42
-#endif
-#ifndef FUSE_SUPER_MAGIC
-#define FUSE_SUPER_MAGIC 0x65735546
-#endif
-#ifndef OCFS2_SUPER_MAGIC
-#define OCFS2_SUPER_MAGIC 0x7461636f
-#endif
 
 /* How a change made on the server reaches a client that cached the file */
 enum change {
@@ -78,7 +71,6 @@ FIXTURE(netfs) {
 FIXTURE_VARIANT(netfs) {
 	const char *dir;	/* the client mount, under $NOWAIT_MNT */
 	const char *type;	/* its type in /proc/filesystems */
-	uint32_t magic;
 	const char *export;	/* the server's directory, or NULL */
 	const char *uncached;	/* a mount of the share with no cache */
 	bool fuse;		/* a daemon of the case's own */
@@ -87,33 +79,33 @@ FIXTURE_VARIANT(netfs) {
 };
 
 FIXTURE_VARIANT_ADD(netfs, nfs3) {
-	.dir = "nfs3", .type = "nfs", .magic = NFS_SUPER_MAGIC,
+	.dir = "nfs3", .type = "nfs",
 	.export = "ext4/export-nfs", .change = CHANGE_AT_OPEN,
 	.slow = SLOW_NETEM,
 };
 FIXTURE_VARIANT_ADD(netfs, nfs4) {
-	.dir = "nfs4", .type = "nfs4", .magic = NFS_SUPER_MAGIC,
+	.dir = "nfs4", .type = "nfs4",
 	.export = "ext4/export-nfs", .change = CHANGE_AT_OPEN,
 	.slow = SLOW_NETEM,
 };
 FIXTURE_VARIANT_ADD(netfs, cifs) {
-	.dir = "cifs", .type = "cifs", .magic = SMB2_SUPER_MAGIC,
+	.dir = "cifs", .type = "cifs",
 	.export = "ext4/export-smb", .uncached = "cifs-none",
 	.change = CHANGE_NEVER, .slow = SLOW_NETEM,
 };
 FIXTURE_VARIANT_ADD(netfs, fuse) {
-	.type = "fuse", .magic = FUSE_SUPER_MAGIC, .fuse = true,
+	.type = "fuse.nowait-fused", .fuse = true,
 	.change = CHANGE_AT_ATTR_TIMEOUT, .slow = SLOW_SIGSTOP,
 };
 FIXTURE_VARIANT_ADD(netfs, v9p) {
-	.dir = "9p", .type = "9p", .magic = V9FS_MAGIC,
+	.dir = "9p", .type = "9p",
 	.uncached = "9p-none",
 };
 FIXTURE_VARIANT_ADD(netfs, ocfs2) {
-	.dir = "ocfs2", .type = "ocfs2", .magic = OCFS2_SUPER_MAGIC,
+	.dir = "ocfs2", .type = "ocfs2",
 };
 
-/* Does this kernel have filesystem @type at all? */
+/* Does this kernel have filesystem @type (fuse.SUBTYPE: fuse) at all? */
 static bool kernel_has_fs(const char *type)
 {
 	char line[128], want[80];
@@ -122,7 +114,7 @@ static bool kernel_has_fs(const char *type)
 
 	if (!f)
 		return false;
-	snprintf(want, sizeof(want), "\t%s\n", type);
+	snprintf(want, sizeof(want), "\t%.*s\n", (int)strcspn(type, "."), type);
 	while (!found && fgets(line, sizeof(line), f))
 		found = strstr(line, want) != NULL;
 	fclose(f);
@@ -130,18 +122,19 @@ static bool kernel_has_fs(const char *type)
 }
 
 /*
- * A mount the guest's init should have made. Missing on a kernel without
+ * A mount the guest's init should have made, by its type in mountinfo (9p's
+ * statfs reports the type of the server's filesystem). Missing on a kernel without
  * the filesystem is a skip; missing on one with it means a server did not
  * come up, and fails the case.
  */
-#define NEED_MOUNT(path, magic_, type_) do {				\
-	struct statfs st_;						\
-	bool up_ = !statfs((path), &st_) &&				\
-		   (uint32_t)st_.f_type == (uint32_t)(magic_);		\
+#define NEED_MOUNT(path, type_) do {					\
+	char got_[64] = "none";						\
+	bool up_ = nowait_mount_type((path), got_, sizeof(got_)) &&	\
+		   !strcmp(got_, (type_));				\
 	if (!up_ && !kernel_has_fs(type_))				\
 		SKIP(return, "this kernel has no %s", (type_));		\
-	ASSERT_TRUE(up_) TH_LOG("setup: %s is not a %s mount: its server did not come up", \
-				(path), (type_));			\
+	ASSERT_TRUE(up_) TH_LOG("setup: %s is on a %s mount, not %s: its server did not come up", \
+				(path), got_, (type_));			\
 } while (0)
 
 static int run(const char *cmd)
@@ -196,7 +189,7 @@ FIXTURE_SETUP(netfs)
 		SKIP(return, "needs the guest's servers");
 	snprintf(name, sizeof(name), "nowait-netfs.%d", (int)getpid());
 	if (variant->fuse) {
-		if (!kernel_has_fs("fuse"))
+		if (!kernel_has_fs(variant->type))
 			SKIP(return, "this kernel has no fuse");
 		snprintf(self->fusesrc, sizeof(self->fusesrc),
 			 "%s/ext4/fuse-src.%d", nowait_mnt(), (int)getpid());
@@ -209,13 +202,13 @@ FIXTURE_SETUP(netfs)
 		self->daemon = fuse_start(self->fusesrc, self->fusemnt,
 					  "--auto-inval-data");
 		ASSERT_LT(0, self->daemon) TH_LOG("setup: nowait-fused did not start");
-		NEED_MOUNT(self->fusemnt, variant->magic, variant->type);
+		NEED_MOUNT(self->fusemnt, variant->type);
 		snprintf(dir, sizeof(dir), "%s", self->fusemnt);
 		snprintf(self->server, sizeof(self->server), "%s/%s",
 			 self->fusesrc, name);
 	} else {
 		snprintf(dir, sizeof(dir), "%s/%s", nowait_mnt(), variant->dir);
-		NEED_MOUNT(dir, variant->magic, variant->type);
+		NEED_MOUNT(dir, variant->type);
 		if (variant->export)
 			snprintf(self->server, sizeof(self->server),
 				 "%s/%s/%s", nowait_mnt(), variant->export,
@@ -246,7 +239,7 @@ FIXTURE_TEARDOWN_PARENT(netfs)
 	char cmd[160];
 
 	if (self->netem)
-		run("tc qdisc del dev lo root 2>/dev/null");
+		run(TC " qdisc del dev lo root 2>/dev/null");
 	if (self->daemon > 0) {
 		kill(self->daemon, SIGCONT);
 		umount2(self->fusemnt, MNT_DETACH);
@@ -406,22 +399,26 @@ TEST_F(netfs, uncached_open_refuses_with_eopnotsupp)
 		ASSERT_LT(0, pid) TH_LOG("setup: nowait-fused --direct-io did not start");
 		snprintf(path, sizeof(path), "%s/%s", mnt,
 			 strrchr(self->client, '/') + 1);
+		int e;
+
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		r = fd < 0 ? -2 : nowait_preadv2(fd, self->buf, 4096, 0,
 						 RWF_NOWAIT);
+		e = errno;
 		if (fd >= 0)
 			close(fd);
 		umount2(mnt, MNT_DETACH);
 		kill(pid, SIGKILL);
 		rmdir(mnt);
-		ASSERT_NE(-2, r) TH_LOG("open %s", path);
+		ASSERT_NE(-2, r) TH_LOG("open %s: %s", path, nowait_errname(e));
+		errno = e;
 		NOWAIT_ASSERT_ERRNO(r, EOPNOTSUPP);
 		return;
 	}
 	if (variant->uncached) {
 		snprintf(dir, sizeof(dir), "%s/%s", nowait_mnt(),
 			 variant->uncached);
-		NEED_MOUNT(dir, variant->magic, variant->type);
+		NEED_MOUNT(dir, variant->type);
 		snprintf(path, sizeof(path), "%s/%s", dir,
 			 strrchr(self->client, '/') + 1);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -432,7 +429,7 @@ TEST_F(netfs, uncached_open_refuses_with_eopnotsupp)
 		NOWAIT_ASSERT_ERRNO(r, EOPNOTSUPP);
 		return;
 	}
-	if (variant->magic == OCFS2_SUPER_MAGIC)
+	if (!strcmp(variant->type, "ocfs2"))
 		SKIP(return, "ocfs2 honours RWF_NOWAIT for O_DIRECT reads too");
 	/* nfs: O_DIRECT */
 	fd = open(self->client, O_RDONLY | O_DIRECT | O_CLOEXEC);
@@ -460,7 +457,7 @@ TEST_F(netfs, slow_server_hit_served_and_miss_eagain_without_sleeping)
 	NOWAIT_ASSERT_RESIDENCY(self->fd, "R.......");
 	if (variant->slow == SLOW_NETEM) {
 		self->netem = true;
-		ASSERT_EQ(0, run("tc qdisc add dev lo root netem delay " NETEM_DELAY))
+		ASSERT_EQ(0, run(TC " qdisc add dev lo root netem delay " NETEM_DELAY))
 			TH_LOG("setup: tc netem");
 	} else {
 		ASSERT_EQ(0, kill(self->daemon, SIGSTOP));
@@ -476,7 +473,7 @@ TEST_F(netfs, slow_server_hit_served_and_miss_eagain_without_sleeping)
 				    EAGAIN);
 		ASSERT_EQ(0, kill(self->daemon, SIGCONT));
 	} else {
-		ASSERT_EQ(0, run("tc qdisc del dev lo root"));
+		ASSERT_EQ(0, run(TC " qdisc del dev lo root"));
 		self->netem = false;
 	}
 	/* and the blocking retry still works once the server is back */
