@@ -62,6 +62,10 @@ netfs_knfsd() {
 	mkdir -p /mnt/ext4/export-nfs
 	mount -t nfsd nfsd /proc/fs/nfsd || netfs_fail knfsd "cannot mount /proc/fs/nfsd" || return 1
 	timeout -s KILL 10 rpcbind || netfs_fail knfsd "rpcbind failed" || return 1
+	# nfsd asks nfsdcld for its clients of earlier boots, and without it
+	# waits 1 s for it before it falls back to /var/lib/nfs/v4recovery.
+	mount -t rpc_pipefs rpc_pipefs /var/lib/nfs/rpc_pipefs &&
+		timeout -s KILL 10 nfsdcld || netfs_fail knfsd "nfsdcld failed (nfsd will wait 1 s for it)"
 	timeout -s KILL 10 exportfs -r || netfs_fail knfsd "exportfs -r failed" || return 1
 	timeout -s KILL 10 rpc.mountd || netfs_fail knfsd "rpc.mountd failed" || return 1
 	# A short NFSv4 grace period and lease (10 s, the least nfsd takes),
@@ -70,7 +74,9 @@ netfs_knfsd() {
 	echo 10 >/proc/fs/nfsd/nfsv4gracetime && echo 10 >/proc/fs/nfsd/nfsv4leasetime ||
 		netfs_fail knfsd "cannot set the NFSv4 grace and lease times"
 	timeout -s KILL 30 rpc.nfsd 4 || netfs_fail knfsd "rpc.nfsd failed" || return 1
-	echo Y >/proc/fs/nfsd/v4_end_grace || netfs_fail knfsd "cannot end the grace period"
+	# EBUSY: over already (nfsdcld knew of no client to wait for).
+	echo Y 2>/dev/null >/proc/fs/nfsd/v4_end_grace || [ "$(cat /proc/fs/nfsd/v4_end_grace)" = Y ] ||
+		netfs_fail knfsd "cannot end the grace period"
 	# No rpc.statd: NFSv3 locks stay local (nolock).
 	netfs_mount 5 nfs vers=3,nolock,addr=127.0.0.1 127.0.0.1:/mnt/ext4/export-nfs /mnt/nfs3 ||
 		netfs_fail knfsd "NFSv3 mount failed"
@@ -84,9 +90,22 @@ netfs_ksmbd() {
 	[ -d /mnt/ext4 ] || netfs_fail ksmbd "no /mnt/ext4 to share" || return 1
 	mkdir -p /mnt/ext4/export-smb /run
 	timeout -s KILL 10 ksmbd.mountd || netfs_fail ksmbd "ksmbd.mountd failed" || return 1
+	# The kernel half listens on port 445 (0x01BD) once ksmbd.mountd has
+	# handed it the configuration; it binds its socket to each interface,
+	# which the kernel refuses without CONFIG_NETDEVICES.
+	netfs_tries=50
+	until grep -q '^ *[0-9]*: [0-9A-F:]*:01BD [0-9A-F:]* 0A' /proc/net/tcp /proc/net/tcp6 2>/dev/null; do
+		if dmesg | grep -q 'ksmbd: Failed to set SO_BINDTODEVICE'; then
+			netfs_fail ksmbd "the kernel cannot listen on 445 (SO_BINDTODEVICE: needs CONFIG_NETDEVICES=y)"
+			return 1
+		fi
+		netfs_tries=$((netfs_tries - 1))
+		[ "$netfs_tries" -gt 0 ] || netfs_fail ksmbd "nothing listens on port 445 after 10 s" || return 1
+		sleep 0.2
+	done
 	# The password is also in harness/initramfs.sh (ksmbd.adduser).
 	netfs_opts=vers=3.1.1,username=nowait,password=nowait-smb-pass,ip=127.0.0.1
-	netfs_mount 50 cifs "$netfs_opts" //127.0.0.1/nowait /mnt/cifs ||
+	netfs_mount 5 cifs "$netfs_opts" //127.0.0.1/nowait /mnt/cifs ||
 		netfs_fail ksmbd "cifs mount failed" || return 1
 	netfs_mount 5 cifs "$netfs_opts,cache=none" //127.0.0.1/nowait /mnt/cifs-none ||
 		netfs_fail ksmbd "second cifs mount (cache=none) failed"
