@@ -28,14 +28,14 @@ for tool in mkfs.ext4 mkfs.ext2 mke2fs mkfs.xfs mkfs.btrfs mkfs.vfat mkfs.exfat 
 done
 
 # The network filesystems' servers and tools (guest/netfs.sh starts them):
-# tc for netem, knfsd's rpcbind, rpc.nfsd, rpc.mountd and exportfs, ksmbd's
+# tc for netem, knfsd's rpcbind, rpc.nfsd, rpc.mountd, exportfs and nfsdcld, ksmbd's
 # user-space half, mkfs.ocfs2; with the files they read.
-for tool in tc rpcbind rpc.nfsd rpc.mountd exportfs mkfs.ocfs2 /usr/libexec/ksmbd.tools; do
+for tool in tc rpcbind rpc.nfsd rpc.mountd exportfs nfsdcld mkfs.ocfs2 /usr/libexec/ksmbd.tools; do
 	copy_with_libs "$(command -v "$tool" || echo "/sbin/$tool")"
 done
 # ksmbd.tools is one program that acts on the name it was called by.
 for name in ksmbd.mountd ksmbd.control; do ln -s ksmbd.tools "$root/sbin/$name"; done
-mkdir -p "$root"/etc/ksmbd "$root"/var/lib/nfs/v4recovery "$root"/run/rpcbind "$root"/usr/lib/x86_64-linux-gnu
+mkdir -p "$root"/etc/ksmbd "$root"/var/lib/nfs/{v4recovery,nfsdcld,rpc_pipefs} "$root"/run/rpcbind "$root"/usr/lib/x86_64-linux-gnu
 cp -r /usr/lib/x86_64-linux-gnu/tc "$root/usr/lib/x86_64-linux-gnu/"
 cp /etc/services /etc/protocols /etc/rpc "$root/etc/"
 cp "$NOWAIT_ROOT/harness/guest/netfs.sh" "$root/etc/netfs.sh"
@@ -57,6 +57,8 @@ printf '%s\n' 'passwd: files' 'group: files' 'shadow: files' 'hosts: files' \
 	'services: files' 'protocols: files' 'rpc: files' 'netgroup: files' >"$root/etc/nsswitch.conf"
 printf '127.0.0.1\tlocalhost nowait-guest\n' >"$root/etc/hosts"
 echo nowait-guest >"$root/etc/hostname"
+# mkfs.ocfs2 looks for its device in /etc/mtab.
+ln -s ../proc/mounts "$root/etc/mtab"
 # No IPv6 in the guest's kernel: only the IPv4 and local transports.
 cat >"$root/etc/netconfig" <<'END'
 udp        tpi_clts      v     inet     udp     -       -

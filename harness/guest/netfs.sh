@@ -9,8 +9,9 @@
 #                           virtio, cache=loose and cache=none
 #   /mnt/fuse               nowait-fused, passthrough of /mnt/ext4/export-fuse
 #
-# Each one starts only when the kernel has what it needs; a failure prints
-# "nowait-guest: SERVICE: REASON" and the rest goes on. No server start or
+# Each one starts only when the kernel has what it needs (else it is
+# skipped); a failure prints "nowait-guest: SERVICE: REASON" and the rest
+# goes on. No server start or
 # mount can hang the guest: each runs under timeout. Each service prints the
 # seconds it took.
 # shellcheck shell=sh
@@ -20,15 +21,27 @@ netfs_fail() {
 	return 1
 }
 
+# A service the kernel (or the QEMU command line) does not provide.
+netfs_skip() {
+	echo "nowait-guest: $1: $2"
+	return 2
+}
+
 # netfs_has FS: the kernel knows filesystem FS.
 netfs_has() {
 	grep -q "[[:space:]]$1\$" /proc/filesystems
 }
 
-# netfs_run SERVICE FUNCTION: run FUNCTION, print its time and outcome.
+# netfs_run SERVICE FUNCTION: run FUNCTION, print its time and outcome
+# (FUNCTION returns 0: up, 2: skipped, else failed).
 netfs_run() {
 	netfs_t0=$(cut -d' ' -f1 /proc/uptime)
-	if "$2"; then netfs_st=up; else netfs_st=failed; fi
+	"$2"
+	case $? in
+	0) netfs_st=up ;;
+	2) netfs_st=skipped ;;
+	*) netfs_st=failed ;;
+	esac
 	echo "nowait-guest: $1: $netfs_st, $(awk -v a="$netfs_t0" -v b="$(cut -d' ' -f1 /proc/uptime)" \
 		'BEGIN { printf "%.2f", b - a }') s"
 }
@@ -51,56 +64,77 @@ netfs_mount() {
 }
 
 netfs_lo() {
-	[ -e /sys/class/net/lo ] || netfs_fail loopback "no networking in this kernel" || return 1
+	[ -e /sys/class/net/lo ] || netfs_skip loopback "no networking in this kernel" || return 2
 	ip link set lo up || netfs_fail loopback "ip link set lo up failed"
 }
 
 netfs_knfsd() {
-	netfs_has nfsd || netfs_fail knfsd "no nfsd in this kernel" || return 1
-	netfs_has nfs || netfs_fail knfsd "no nfs client in this kernel" || return 1
+	netfs_has nfsd || netfs_skip knfsd "no nfsd in this kernel" || return 2
+	netfs_has nfs || netfs_skip knfsd "no nfs client in this kernel" || return 2
 	[ -d /mnt/ext4 ] || netfs_fail knfsd "no /mnt/ext4 to export" || return 1
 	mkdir -p /mnt/ext4/export-nfs
+	netfs_rc=0
 	mount -t nfsd nfsd /proc/fs/nfsd || netfs_fail knfsd "cannot mount /proc/fs/nfsd" || return 1
 	timeout -s KILL 10 rpcbind || netfs_fail knfsd "rpcbind failed" || return 1
+	# nfsd asks nfsdcld for its clients of earlier boots, and without it
+	# waits 1 s for it before it falls back to /var/lib/nfs/v4recovery.
+	mount -t rpc_pipefs rpc_pipefs /var/lib/nfs/rpc_pipefs &&
+		timeout -s KILL 10 nfsdcld || netfs_fail knfsd "nfsdcld failed (nfsd will wait 1 s for it)"
 	timeout -s KILL 10 exportfs -r || netfs_fail knfsd "exportfs -r failed" || return 1
 	timeout -s KILL 10 rpc.mountd || netfs_fail knfsd "rpc.mountd failed" || return 1
 	# A short NFSv4 grace period and lease (10 s, the least nfsd takes),
 	# set before the threads start; then the grace period is ended at
 	# once: no client of an earlier boot has state to reclaim.
 	echo 10 >/proc/fs/nfsd/nfsv4gracetime && echo 10 >/proc/fs/nfsd/nfsv4leasetime ||
-		netfs_fail knfsd "cannot set the NFSv4 grace and lease times"
+		netfs_fail knfsd "cannot set the NFSv4 grace and lease times" || netfs_rc=1
 	timeout -s KILL 30 rpc.nfsd 4 || netfs_fail knfsd "rpc.nfsd failed" || return 1
-	echo Y >/proc/fs/nfsd/v4_end_grace || netfs_fail knfsd "cannot end the grace period"
+	# EBUSY: over already (nfsdcld knew of no client to wait for).
+	echo Y 2>/dev/null >/proc/fs/nfsd/v4_end_grace || [ "$(cat /proc/fs/nfsd/v4_end_grace)" = Y ] ||
+		netfs_fail knfsd "cannot end the grace period" || netfs_rc=1
 	# No rpc.statd: NFSv3 locks stay local (nolock).
 	# A long attribute cache (actimeo=600), so that a test's hit does not
 	# turn into a revalidation when the guest is slow; a change on the
 	# server is still seen at the next open (close-to-open consistency).
 	netfs_mount 5 nfs vers=3,nolock,actimeo=600,addr=127.0.0.1 \
-		127.0.0.1:/mnt/ext4/export-nfs /mnt/nfs3 || netfs_fail knfsd "NFSv3 mount failed"
+		127.0.0.1:/mnt/ext4/export-nfs /mnt/nfs3 || netfs_fail knfsd "NFSv3 mount failed" || netfs_rc=1
 	netfs_mount 5 nfs vers=4.2,actimeo=600,addr=127.0.0.1,clientaddr=127.0.0.1 \
-		127.0.0.1:/mnt/ext4/export-nfs /mnt/nfs4 || netfs_fail knfsd "NFSv4.2 mount failed"
+		127.0.0.1:/mnt/ext4/export-nfs /mnt/nfs4 || netfs_fail knfsd "NFSv4.2 mount failed" || netfs_rc=1
+	return $netfs_rc
 }
 
 netfs_ksmbd() {
-	[ -d /sys/class/ksmbd-control ] || netfs_fail ksmbd "no ksmbd in this kernel" || return 1
-	netfs_has cifs || netfs_fail ksmbd "no cifs client in this kernel" || return 1
+	[ -d /sys/class/ksmbd-control ] || netfs_skip ksmbd "no ksmbd in this kernel" || return 2
+	netfs_has cifs || netfs_skip ksmbd "no cifs client in this kernel" || return 2
 	[ -d /mnt/ext4 ] || netfs_fail ksmbd "no /mnt/ext4 to share" || return 1
 	mkdir -p /mnt/ext4/export-smb /run
 	timeout -s KILL 10 ksmbd.mountd || netfs_fail ksmbd "ksmbd.mountd failed" || return 1
+	# The kernel half listens on port 445 (0x01BD) once ksmbd.mountd has
+	# handed it the configuration; it binds its socket to each interface,
+	# which the kernel refuses without CONFIG_NETDEVICES.
+	netfs_tries=50
+	until grep -q '^ *[0-9]*: [0-9A-F:]*:01BD [0-9A-F:]* 0A' /proc/net/tcp /proc/net/tcp6 2>/dev/null; do
+		if dmesg | grep -q 'ksmbd: Failed to set SO_BINDTODEVICE'; then
+			netfs_fail ksmbd "the kernel cannot listen on 445 (SO_BINDTODEVICE: needs CONFIG_NETDEVICES=y)"
+			return 1
+		fi
+		netfs_tries=$((netfs_tries - 1))
+		[ "$netfs_tries" -gt 0 ] || netfs_fail ksmbd "nothing listens on port 445 after 10 s" || return 1
+		sleep 0.2
+	done
 	# The password is also in harness/initramfs.sh (ksmbd.adduser).
 	netfs_opts=vers=3.1.1,username=nowait,password=nowait-smb-pass,ip=127.0.0.1
-	netfs_mount 50 cifs "$netfs_opts" //127.0.0.1/nowait /mnt/cifs ||
+	netfs_mount 5 cifs "$netfs_opts" //127.0.0.1/nowait /mnt/cifs ||
 		netfs_fail ksmbd "cifs mount failed" || return 1
 	netfs_mount 5 cifs "$netfs_opts,cache=none" //127.0.0.1/nowait /mnt/cifs-none ||
 		netfs_fail ksmbd "second cifs mount (cache=none) failed"
 }
 
 netfs_9p() {
-	netfs_has 9p || netfs_fail 9p "no 9p in this kernel" || return 1
+	netfs_has 9p || netfs_skip 9p "no 9p in this kernel" || return 2
 	netfs_tags=$(cat /sys/bus/virtio/drivers/9pnet_virtio/virtio*/mount_tag 2>/dev/null | tr '\0' ' ')
 	case " $netfs_tags " in
 	*" nowait9p "*) ;;
-	*) netfs_fail 9p "no virtfs export tagged nowait9p (boot.sh)"; return 1 ;;
+	*) netfs_skip 9p "no virtfs export tagged nowait9p (boot.sh)"; return 2 ;;
 	esac
 	netfs_mount 1 9p trans=virtio,version=9p2000.L,cache=loose nowait9p /mnt/9p ||
 		netfs_fail 9p "mount failed" || return 1
@@ -109,7 +143,7 @@ netfs_9p() {
 }
 
 netfs_fuse() {
-	netfs_has fuse || netfs_fail fuse "no fuse in this kernel" || return 1
+	netfs_has fuse || netfs_skip fuse "no fuse in this kernel" || return 2
 	[ -d /mnt/ext4 ] || netfs_fail fuse "no /mnt/ext4 for its source" || return 1
 	# The connections' abort files, for tests that kill their own daemon.
 	netfs_has fusectl && mount -t fusectl fusectl /sys/fs/fuse/connections
