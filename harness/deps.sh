@@ -18,6 +18,9 @@ pkgs=(
 	# the guest's network filesystems (guest/netfs.sh): knfsd's and ksmbd's
 	# user-space halves, tc for netem, mkfs.ocfs2
 	nfs-kernel-server nfs-common rpcbind ksmbd-tools iproute2 ocfs2-tools
+	# harness/ceph.sh: a single-node CephFS on the host for the guest's kernel
+	# client, and libcephfs's Python binding for its read/write check
+	ceph-mon ceph-mgr ceph-osd ceph-mds ceph-common python3-cephfs
 )
 missing=()
 for p in "${pkgs[@]}"; do
