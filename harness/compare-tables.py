@@ -21,15 +21,18 @@ print(f"### RWF_NOWAIT per target, stock → patched ({probe['stock']['kernel']}
       f"{probe['patched']['kernel']})\n")
 print("| target | " + " | ".join(c[1] for c in cols) + " |")
 print("|---" * (len(cols) + 1) + "|")
+stock = {t["label"]: t for t in probe["stock"]["targets"]}
 patched = {t["label"]: t for t in probe["patched"]["targets"]}
-for t in probe["stock"]["targets"]:
-    p = patched.get(t["label"], {})
+labels = [t["label"] for t in probe["stock"]["targets"]]
+labels += [t["label"] for t in probe["patched"]["targets"] if t["label"] not in stock]
+for label in labels:
+    t, p = stock.get(label, {}), patched.get(label, {})
     cells = []
     for key, _ in cols:
-        a = t[key]["text"]
+        a = t.get(key, {}).get("text", "-")
         b = p.get(key, {}).get("text", "-")
         cells.append(a if a == b else f"{a} → **{b}**")
-    print(f"| {t['label']} | " + " | ".join(cells) + " |")
+    print(f"| {label} | " + " | ".join(cells) + " |")
 
 print(f"\n### Flagged 16 KiB reads on fragmented ext4, disk throttled to {iops} reads/s\n")
 print("| kernel | phase | calls | hits | EAGAIN | calls that slept | miss p50 µs | miss p99 µs "

@@ -166,11 +166,23 @@ static pid_t fuse_start(const char *src, const char *mnt, const char *opts)
 	return (pid_t)atoi(line) > 0 ? (pid_t)atoi(line) : -1;
 }
 
-/* Wait for a process that is not our child to be gone. */
+/*
+ * Wait for a process that is not our child to have exited: gone, or a
+ * zombie that its new parent has not reaped yet (its files are closed).
+ */
 static bool wait_gone(pid_t pid, unsigned int ms)
 {
+	char path[32], stat[256], *state;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	for (unsigned int waited = 0; waited < ms; waited += 10) {
-		if (kill(pid, 0) && errno == ESRCH)
+		f = fopen(path, "re");
+		if (!f)
+			return true;
+		state = fgets(stat, sizeof(stat), f) ? strrchr(stat, ')') : NULL;
+		fclose(f);
+		if (state && state[1] == ' ' && state[2] == 'Z')
 			return true;
 		nowait_msleep(10);
 	}
