@@ -44,20 +44,30 @@ for tag in nowait9p nowait9pnone; do
 		-device "virtio-9p-pci,fsdev=$tag,mount_tag=$tag")
 done
 
+# NOWAIT_CEPH=1: the cluster of harness/ceph.sh is up. QEMU then runs in its
+# network namespace, where slirp reaches the daemons at 10.0.2.2 as they
+# are (its own network is 10.0.3.0/24), and the guest gets the key.
+netns=() net=() ceph_append=
+if [ "${NOWAIT_CEPH:-0}" = 1 ]; then
+	netns=(ip netns exec nowait-ceph)
+	net=(-netdev user,id=n0,net=10.0.3.0/24 -device virtio-net-pci,netdev=n0)
+	ceph_append="nowait.ceph=$(cat "$NOWAIT_CACHE/ceph/guest/guest.secret")"
+fi
+
 accel=tcg,thread=multi
 [ "${NOWAIT_KVM:-0}" = 1 ] && accel=kvm
 mem=${NOWAIT_MEM:-2048}
 say "boot: $(basename "$(dirname "$kernel")") kernel, job $job, $accel, ${mem} MiB, timeout ${limit}s, console in $log"
 run_qemu() {
 	rc=0
-	timeout -k 10 "$limit" qemu-system-x86_64 \
+	timeout -k 10 "$limit" "${netns[@]}" qemu-system-x86_64 \
 		-machine pc -accel "$accel" -cpu max -smp 2 -m "$mem" \
 		-display none -monitor none -no-reboot \
 		-serial "file:$log" \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-kernel "$kernel" -initrd "$initramfs" \
-		-append "console=ttyS0 loglevel=5 panic=-1 nowait.job=$job ${NOWAIT_APPEND:-}" \
-		"${drives[@]}" </dev/null || rc=$?
+		-append "console=ttyS0 loglevel=5 panic=-1 nowait.job=$job $ceph_append ${NOWAIT_APPEND:-}" \
+		"${drives[@]}" "${net[@]}" </dev/null || rc=$?
 }
 
 run_qemu

@@ -25,6 +25,8 @@ guest_suite() {
 	kernel=$("$NOWAIT_ROOT/harness/kernel.sh" "${kflags[@]}") || { record "FAIL kernel: build"; return 1; }
 	guest_image >&2 || { record "FAIL guest image: tools, tests or initramfs (see above)"; return 1; }
 	test_kernel=$kernel
+	# The one network filesystem whose server cannot run in the guest.
+	ceph_cluster || record "FAIL ceph: the cluster of harness/ceph.sh did not start"
 	# The debug kernel is slow enough under TCG that ACPI's interrupt routing
 	# methods hit the AML loop timeout (30 s per device, and no IRQ at the
 	# end): route PCI interrupts from the BIOS tables instead.

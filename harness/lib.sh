@@ -29,6 +29,15 @@ phase() {
 	return "$rc"
 }
 
+# ceph_cluster: start harness/ceph.sh's single-node cluster for the guest
+# boots that follow (boot.sh sees NOWAIT_CEPH=1), and stop it when the
+# calling script exits.
+ceph_cluster() {
+	phase "ceph cluster" "$NOWAIT_ROOT/harness/ceph.sh" start >/dev/null || return 1
+	export NOWAIT_CEPH=1
+	trap '"$NOWAIT_ROOT/harness/ceph.sh" stop >/dev/null' EXIT
+}
+
 # json_from LOG OUT [NAME]: the JSON a guest job printed between its markers
 # "nowait-json: begin[ NAME]" and "nowait-json: end".
 json_from() {

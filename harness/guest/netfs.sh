@@ -8,6 +8,8 @@
 #   /mnt/9p, /mnt/9p-none   the host's $NOWAIT_OUT/9p-export (boot.sh),
 #                           virtio, cache=loose and cache=none
 #   /mnt/fuse               nowait-fused, passthrough of /mnt/ext4/export-fuse
+#   /mnt/ceph, /mnt/ceph-b  CephFS "nowait" of harness/ceph.sh on the host, two
+#                           clients (noshare), when boot.sh ran with NOWAIT_CEPH=1
 #
 # Each one starts only when the kernel has what it needs (else it is
 # skipped); a failure prints "nowait-guest: SERVICE: REASON" and the rest
@@ -154,11 +156,38 @@ netfs_fuse() {
 	echo "nowait-guest: mounted /mnt/fuse: nowait-fused pid $(cat /run/nowait-fused.pid)"
 }
 
+# CephFS from the host: harness/ceph.sh runs the cluster in a network
+# namespace where it is 10.0.2.2, and boot.sh runs QEMU there with a slirp
+# network of 10.0.3.0/24 and puts the client key on the command line. Two
+# mounts, /mnt/ceph-b with noshare: two clients, whose caps the MDS keeps
+# coherent, so a test can change a file behind the first one's back.
+netfs_ceph() {
+	netfs_has ceph || netfs_skip ceph "no ceph in this kernel" || return 2
+	netfs_key=
+	for netfs_arg in $(cat /proc/cmdline); do
+		case $netfs_arg in nowait.ceph=*) netfs_key=${netfs_arg#nowait.ceph=} ;; esac
+	done
+	if [ -z "$netfs_key" ]; then
+		# nowait_netfs skips its ceph cases on this mark, with the reason
+		mkdir -p /run &&
+			echo "no cluster: boot with NOWAIT_CEPH=1 after harness/ceph.sh start" >/run/nowait-no-ceph
+		netfs_skip ceph "no cluster for this boot (NOWAIT_CEPH=1 with harness/ceph.sh)"
+		return 2
+	fi
+	[ -e /sys/class/net/eth0 ] || netfs_fail ceph "no eth0 (virtio-net)" || return 1
+	ip addr add 10.0.3.15/24 dev eth0 && ip link set eth0 up &&
+		ip route add default via 10.0.3.2 || netfs_fail ceph "cannot configure eth0" || return 1
+	netfs_opts=name=guest,secret=$netfs_key,fs=nowait
+	netfs_mount 5 ceph "$netfs_opts" 10.0.2.2:6789:/ /mnt/ceph || return 1
+	netfs_mount 5 ceph "$netfs_opts,noshare" 10.0.2.2:6789:/ /mnt/ceph-b || return 1
+}
+
 netfs_t_all=$(cut -d' ' -f1 /proc/uptime)
 netfs_run loopback netfs_lo
 netfs_run knfsd netfs_knfsd
 netfs_run ksmbd netfs_ksmbd
 netfs_run 9p netfs_9p
 netfs_run fuse netfs_fuse
+netfs_run ceph netfs_ceph
 echo "nowait-guest: network filesystems done in $(awk -v a="$netfs_t_all" \
 	-v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.2f", b - a }') s"

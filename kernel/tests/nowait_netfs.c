@@ -3,7 +3,8 @@
  * RWF_NOWAIT reads on network filesystems, against real servers in the
  * guest: knfsd (NFSv3 and NFSv4.2) and ksmbd (SMB 3.1.1) over loopback,
  * QEMU's virtio-9p, a fuse daemon of the case's own (tools/nowait-fused),
- * and ocfs2 in local mode.
+ * ocfs2 in local mode, and a single-node Ceph cluster on the host
+ * (harness/ceph.sh) through QEMU's user networking.
  *
  * The rule: a flagged read returns page-cache data when the client may
  * trust its cache without asking the server, and otherwise fails with
@@ -20,7 +21,11 @@
  * is a hit; a change on the server is then noticed at open (close-to-open
  * consistency), which is what the server_change case relies on.
  *
- * A slow server is tc netem delay on loopback for nfs and cifs, and a
+ * ceph's file is changed through a second client (a noshare mount), whose
+ * write makes the MDS revoke the first client's caps.
+ *
+ * A slow server is tc netem delay on loopback for nfs and cifs (on eth0 for
+ * ceph), and a
  * stopped (SIGSTOP) daemon for fuse; a server gone is a killed fuse
  * daemon. 9p's server is QEMU on the host, and ocfs2 in local mode has
  * none: their server-side cases skip.
@@ -45,6 +50,7 @@
 enum change {
 	CHANGE_AT_OPEN,		/* nfs: close-to-open revalidation */
 	CHANGE_AT_ATTR_TIMEOUT,	/* fuse, auto_inval_data */
+	CHANGE_COHERENT,	/* ceph: the MDS revokes the caps first */
 	CHANGE_NEVER,		/* cifs under an oplock: incoherent */
 };
 
@@ -61,7 +67,7 @@ FIXTURE(netfs) {
 	char fusemnt[64];	/* the case's fuse mount, or "" */
 	char fusesrc[128];	/* and its daemon's source directory */
 	pid_t daemon;		/* the fuse daemon, or 0 */
-	bool netem;		/* a qdisc to remove at teardown */
+	const char *netem;	/* the device of a qdisc to remove, or NULL */
 	uint32_t seed;
 	off_t size;
 	int fd;
@@ -74,6 +80,7 @@ FIXTURE_VARIANT(netfs) {
 	const char *export;	/* the server's directory, or NULL */
 	const char *uncached;	/* a mount of the share with no cache */
 	bool fuse;		/* a daemon of the case's own */
+	const char *dev;	/* the network device that reaches the server */
 	enum change change;
 	enum slow slow;
 };
@@ -81,17 +88,17 @@ FIXTURE_VARIANT(netfs) {
 FIXTURE_VARIANT_ADD(netfs, nfs3) {
 	.dir = "nfs3", .type = "nfs",
 	.export = "ext4/export-nfs", .change = CHANGE_AT_OPEN,
-	.slow = SLOW_NETEM,
+	.slow = SLOW_NETEM, .dev = "lo",
 };
 FIXTURE_VARIANT_ADD(netfs, nfs4) {
 	.dir = "nfs4", .type = "nfs4",
 	.export = "ext4/export-nfs", .change = CHANGE_AT_OPEN,
-	.slow = SLOW_NETEM,
+	.slow = SLOW_NETEM, .dev = "lo",
 };
 FIXTURE_VARIANT_ADD(netfs, cifs) {
 	.dir = "cifs", .type = "cifs",
 	.export = "ext4/export-smb", .uncached = "cifs-none",
-	.change = CHANGE_NEVER, .slow = SLOW_NETEM,
+	.change = CHANGE_NEVER, .slow = SLOW_NETEM, .dev = "lo",
 };
 FIXTURE_VARIANT_ADD(netfs, fuse) {
 	.type = "fuse.nowait-fused", .fuse = true,
@@ -100,6 +107,10 @@ FIXTURE_VARIANT_ADD(netfs, fuse) {
 FIXTURE_VARIANT_ADD(netfs, v9p) {
 	.dir = "9p", .type = "9p",
 	.uncached = "9p-none",
+};
+FIXTURE_VARIANT_ADD(netfs, ceph) {
+	.dir = "ceph", .type = "ceph", .export = "ceph-b",
+	.change = CHANGE_COHERENT, .slow = SLOW_NETEM, .dev = "eth0",
 };
 FIXTURE_VARIANT_ADD(netfs, ocfs2) {
 	.dir = "ocfs2", .type = "ocfs2",
@@ -220,6 +231,8 @@ FIXTURE_SETUP(netfs)
 			 self->fusesrc, name);
 	} else {
 		snprintf(dir, sizeof(dir), "%s/%s", nowait_mnt(), variant->dir);
+		if (!strcmp(variant->type, "ceph") && !access("/run/nowait-no-ceph", F_OK))
+			SKIP(return, "the guest was booted without a ceph cluster (harness/ceph.sh, NOWAIT_CEPH=1)");
 		NEED_MOUNT(dir, variant->type);
 		if (variant->export)
 			snprintf(self->server, sizeof(self->server),
@@ -250,8 +263,11 @@ FIXTURE_TEARDOWN_PARENT(netfs)
 {
 	char cmd[160];
 
-	if (self->netem)
-		run(TC " qdisc del dev lo root 2>/dev/null");
+	if (self->netem) {
+		snprintf(cmd, sizeof(cmd), TC " qdisc del dev %s root 2>/dev/null",
+			 self->netem);
+		run(cmd);
+	}
 	if (self->daemon > 0) {
 		kill(self->daemon, SIGCONT);
 		umount2(self->fusemnt, MNT_DETACH);
@@ -443,7 +459,7 @@ TEST_F(netfs, uncached_open_refuses_with_eopnotsupp)
 	}
 	if (!strcmp(variant->type, "ocfs2"))
 		SKIP(return, "ocfs2 honours RWF_NOWAIT for O_DIRECT reads too");
-	/* nfs: O_DIRECT */
+	/* nfs and ceph: O_DIRECT */
 	fd = open(self->client, O_RDONLY | O_DIRECT | O_CLOEXEC);
 	ASSERT_LE(0, fd);
 	r = nowait_preadv2(fd, self->buf, 4096, 0, RWF_NOWAIT);
@@ -468,9 +484,13 @@ TEST_F(netfs, slow_server_hit_served_and_miss_eagain_without_sleeping)
 	ASSERT_EQ((ssize_t)pg, nowait_preadv2(self->fd, self->buf, pg, 0, 0));
 	NOWAIT_ASSERT_RESIDENCY(self->fd, "R.......");
 	if (variant->slow == SLOW_NETEM) {
-		self->netem = true;
-		ASSERT_EQ(0, run(TC " qdisc add dev lo root netem delay " NETEM_DELAY))
-			TH_LOG("setup: tc netem");
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd),
+			 TC " qdisc add dev %s root netem delay " NETEM_DELAY,
+			 variant->dev);
+		self->netem = variant->dev;
+		ASSERT_EQ(0, run(cmd)) TH_LOG("setup: %s", cmd);
 	} else {
 		ASSERT_EQ(0, kill(self->daemon, SIGSTOP));
 	}
@@ -485,8 +505,12 @@ TEST_F(netfs, slow_server_hit_served_and_miss_eagain_without_sleeping)
 				    EAGAIN);
 		ASSERT_EQ(0, kill(self->daemon, SIGCONT));
 	} else {
-		ASSERT_EQ(0, run(TC " qdisc del dev lo root"));
-		self->netem = false;
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), TC " qdisc del dev %s root",
+			 variant->dev);
+		ASSERT_EQ(0, run(cmd));
+		self->netem = NULL;
 	}
 	/* and the blocking retry still works once the server is back */
 	ASSERT_EQ((ssize_t)pg, nowait_preadv2(self->fd, self->buf, pg,
