@@ -89,11 +89,11 @@ for k in kernels:
 
 netfs = {k: load("blockstat-netfs", k) for k in kernels}
 print(f"\n### Flagged 16 KiB reads on network filesystems, slow server "
-      f"(its disk at {iops} reads/s; nfs and cifs also 50 ms netem delay)\n")
+      f"(its disk at {iops} reads/s; nfs, cifs and ceph also 50 ms netem delay)\n")
 print("| filesystem | kernel | phase | calls | hits | EAGAIN | calls that slept | miss p99 µs "
       "| hit p99 µs |")
 print("|---" * 9 + "|")
-for fs in ("nfs3", "nfs4", "cifs", "fuse", "9p", "ocfs2"):
+for fs in ("nfs3", "nfs4", "cifs", "fuse", "9p", "ocfs2", "ceph"):
     for k in kernels:
         if fs not in netfs[k]:
             print(f"| {fs} | {k} | - | RWF_NOWAIT refused (EOPNOTSUPP) or not mounted | | | | | |")

@@ -15,6 +15,7 @@ set -euo pipefail
 iops=${NOWAIT_READ_IOPS:-200}
 phase "dependencies" "$NOWAIT_ROOT/harness/deps.sh"
 guest_image
+ceph_cluster || say "ceph: no cluster, so no ceph row"
 
 for name in stock patched; do
 	kernel=$(kernel_tree "$name")

@@ -14,6 +14,7 @@ name=patched
 phase "dependencies" "$NOWAIT_ROOT/harness/deps.sh"
 kernel=$(kernel_tree "$name")
 guest_image
+ceph_cluster || say "ceph: no cluster, so no ceph row"
 log=$NOWAIT_OUT/console-demo-$name.log
 phase "boot and probe" "$NOWAIT_ROOT/harness/boot.sh" "$kernel" "$NOWAIT_OUT/initramfs.cpio" demo "$log" 600
 

@@ -7,7 +7,7 @@
  *
  * Without LABEL=DIR arguments it probes whichever of the standard mounts
  * under $NOWAIT_MNT (default /mnt: ext4 xfs btrfs tmpfs vfat exfat ext2 ovl,
- * and the network filesystems nfs3 nfs4 cifs fuse 9p ocfs2) exist and are of
+ * and the network filesystems nfs3 nfs4 cifs fuse 9p ocfs2 ceph) exist and are of
  * the named type. An anonymous pipe and an AF_UNIX socket
  * pair are always probed. For each directory a temporary file is created
  * and removed again. Each cell is the byte count the call returned or the

@@ -177,7 +177,7 @@ netfs_ceph() {
 	[ -e /sys/class/net/eth0 ] || netfs_fail ceph "no eth0 (virtio-net)" || return 1
 	ip addr add 10.0.3.15/24 dev eth0 && ip link set eth0 up &&
 		ip route add default via 10.0.3.2 || netfs_fail ceph "cannot configure eth0" || return 1
-	netfs_opts=name=guest,secret=$netfs_key,fs=nowait
+	netfs_opts=name=guest,secret=$netfs_key,mds_namespace=nowait
 	netfs_mount 5 ceph "$netfs_opts" 10.0.2.2:6789:/ /mnt/ceph || return 1
 	netfs_mount 5 ceph "$netfs_opts,noshare" 10.0.2.2:6789:/ /mnt/ceph-b || return 1
 }

@@ -21,8 +21,9 @@
  * is a hit; a change on the server is then noticed at open (close-to-open
  * consistency), which is what the server_change case relies on.
  *
- * ceph's file is changed through a second client (a noshare mount), whose
- * write makes the MDS revoke the first client's caps.
+ * ceph's file is written through the client, and changed through a second
+ * client (a noshare mount), whose write makes the MDS revoke the first
+ * client's caps.
  *
  * A slow server is tc netem delay on loopback for nfs and cifs (on eth0 for
  * ceph), and a
@@ -78,6 +79,7 @@ FIXTURE_VARIANT(netfs) {
 	const char *dir;	/* the client mount, under $NOWAIT_MNT */
 	const char *type;	/* its type in /proc/filesystems */
 	const char *export;	/* the server's directory, or NULL */
+	const char *changer;	/* another client's mount, to change the file */
 	const char *uncached;	/* a mount of the share with no cache */
 	bool fuse;		/* a daemon of the case's own */
 	const char *dev;	/* the network device that reaches the server */
@@ -109,7 +111,7 @@ FIXTURE_VARIANT_ADD(netfs, v9p) {
 	.uncached = "9p-none",
 };
 FIXTURE_VARIANT_ADD(netfs, ceph) {
-	.dir = "ceph", .type = "ceph", .export = "ceph-b",
+	.dir = "ceph", .type = "ceph", .changer = "ceph-b",
 	.change = CHANGE_COHERENT, .slow = SLOW_NETEM, .dev = "eth0",
 };
 FIXTURE_VARIANT_ADD(netfs, ocfs2) {
@@ -361,17 +363,23 @@ TEST_F(netfs, partly_cached_returns_the_cached_prefix)
 TEST_F(netfs, server_change_never_returns_what_a_blocking_read_would_not)
 {
 	uint32_t seed2 = self->seed ^ 0x5a5a5a5aU;
+	char changer[PATH_MAX + 64], map[FILE_PAGES + 1];
 	unsigned char *blocking;
 	ssize_t r;
 	int wfd;
 
-	if (!variant->export && !variant->fuse)
+	if (!variant->export && !variant->fuse && !variant->changer)
 		SKIP(return, "the server side is out of the guest's reach (9p: the host) or is the client (ocfs2, local mode)");
+	if (variant->changer)
+		snprintf(changer, sizeof(changer), "%s/%s/%s", nowait_mnt(),
+			 variant->changer, strrchr(self->client, '/') + 1);
+	else
+		snprintf(changer, sizeof(changer), "%s", self->server);
 	READ_ALL_BLOCKING(self->seed);
 	ASSERT_ALL_CACHED();
 	/* change every byte on the server, and its mtime */
 	nowait_msleep(20);
-	wfd = open(self->server, O_WRONLY | O_CLOEXEC);
+	wfd = open(changer, O_WRONLY | O_CLOEXEC);
 	ASSERT_LE(0, wfd);
 	ASSERT_EQ(0, nowait_write_pattern(wfd, 0, (size_t)self->size, seed2));
 	ASSERT_EQ(0, fsync(wfd));
@@ -400,6 +408,19 @@ TEST_F(netfs, server_change_never_returns_what_a_blocking_read_would_not)
 			NOWAIT_ASSERT_PATTERN(self->buf, (size_t)r, 0, seed2);
 		/* the revalidation it started, or the blocking read, fetched it */
 		NOWAIT_ASSERT_PATTERN(blocking, (size_t)self->size, 0, seed2);
+		/*
+		 * A ceph client that the MDS has not given the cache cap back
+		 * yet reads synchronously, flagged or not: nothing to hit.
+		 */
+		ASSERT_LE(0, nowait_residency(self->fd, map, sizeof(map)));
+		if (variant->change == CHANGE_COHERENT && strchr(map, '.')) {
+			NOWAIT_ASSERT_ERRNO(NOWAIT_PREAD(self->fd, self->buf,
+							 (size_t)self->size, 0),
+					    EAGAIN);
+			free(blocking);
+			return;
+		}
+		ASSERT_ALL_CACHED();
 		memset(self->buf, 0, (size_t)self->size);
 		ASSERT_EQ(self->size, NOWAIT_PREAD(self->fd, self->buf,
 						   (size_t)self->size, 0))

@@ -95,7 +95,8 @@ static inline const struct nowait_fs *nowait_std_fs(size_t *n)
 /*
  * The network filesystems the guest's init mounts from its own servers:
  * knfsd (v3 and v4.2) and ksmbd over loopback, virtio-9p from QEMU, a
- * nowait-fused passthrough, and ocfs2 in local mode on its own disk.
+ * nowait-fused passthrough, ocfs2 in local mode on its own disk, and CephFS
+ * from harness/ceph.sh's cluster on the host.
  */
 static inline const struct nowait_fs *nowait_net_fs(size_t *n)
 {
@@ -107,6 +108,7 @@ static inline const struct nowait_fs *nowait_net_fs(size_t *n)
 		/* 9p's statfs reports the type of the server's filesystem */
 		NOWAIT_FS_("9p", "9p", 0),
 		NOWAIT_FS_("ocfs2", "ocfs2", 0x7461636f /* OCFS2_SUPER_MAGIC */),
+		NOWAIT_FS_("ceph", "ceph", 0x00c36400 /* CEPH_SUPER_MAGIC */),
 	};
 
 	*n = sizeof(all) / sizeof(all[0]);
