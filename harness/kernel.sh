@@ -59,8 +59,11 @@ apply_series() {
 	local n=0 p want
 	# Re-applying rewrites every patched file, and a touched fs.h rebuilds
 	# the whole kernel (from ccache, but still minutes): skip it when the
-	# tree already holds exactly these patches, unmodified.
-	want=$(series_patches | while read -r p; do sha256sum <"$NOWAIT_ROOT/kernel/patches/$p"; done | sha256sum)
+	# tree already holds exactly these changes. Only the diffs count (git
+	# patch-id), so that a reworded changelog does not rebuild anything.
+	want=$(series_patches | while read -r p; do
+		git patch-id --stable <"$NOWAIT_ROOT/kernel/patches/$p" | cut -d' ' -f1
+	done | sha256sum)
 	if [ "$(cat "$NOWAIT_SRC/.git/nowait-applied" 2>/dev/null)" = "$want" ] &&
 		[ -z "$("${git_q[@]}" status --porcelain --untracked-files=no)" ]; then
 		n=$(series_patches | wc -l)
