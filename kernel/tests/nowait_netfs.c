@@ -157,6 +157,20 @@ static int run(const char *cmd)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* Add NETEM_DELAY to the traffic out of @dev, or remove it; 0 on success. */
+static int netem(const char *dev, bool add)
+{
+	char cmd[128];
+
+	if (add)
+		snprintf(cmd, sizeof(cmd),
+			 TC " qdisc add dev %s root netem delay " NETEM_DELAY, dev);
+	else
+		snprintf(cmd, sizeof(cmd), TC " qdisc del dev %s root 2>/dev/null",
+			 dev);
+	return run(cmd);
+}
+
 /* Start a nowait-fused of the case's own; its pid, or -1. */
 static pid_t fuse_start(const char *src, const char *mnt, const char *opts)
 {
@@ -265,11 +279,8 @@ FIXTURE_TEARDOWN_PARENT(netfs)
 {
 	char cmd[160];
 
-	if (self->netem) {
-		snprintf(cmd, sizeof(cmd), TC " qdisc del dev %s root 2>/dev/null",
-			 self->netem);
-		run(cmd);
-	}
+	if (self->netem)
+		netem(self->netem, false);
 	if (self->daemon > 0) {
 		kill(self->daemon, SIGCONT);
 		umount2(self->fusemnt, MNT_DETACH);
@@ -292,6 +303,15 @@ FIXTURE_TEARDOWN_PARENT(netfs)
 	NOWAIT_ASSERT_PATTERN(self->buf, (size_t)self->size, 0, (seed_)); \
 } while (0)
 
+/* A flagged read of the whole file: served, holding pattern @seed */
+#define ASSERT_WHOLE_HIT(seed_) do {					\
+	memset(self->buf, 0, (size_t)self->size);			\
+	ASSERT_EQ(self->size, NOWAIT_PREAD(self->fd, self->buf,	\
+					   (size_t)self->size, 0))	\
+		TH_LOG("%s", nowait_errname(errno));			\
+	NOWAIT_ASSERT_PATTERN(self->buf, (size_t)self->size, 0, (seed_)); \
+} while (0)
+
 /* Every page of the file cached, checked before any assertion on a hit */
 #define ASSERT_ALL_CACHED() do {					\
 	char all_[FILE_PAGES + 1];					\
@@ -304,11 +324,7 @@ TEST_F(netfs, cached_read_hits_without_sleeping)
 {
 	READ_ALL_BLOCKING(self->seed);
 	ASSERT_ALL_CACHED();
-	memset(self->buf, 0, (size_t)self->size);
-	ASSERT_EQ(self->size, NOWAIT_PREAD(self->fd, self->buf,
-					   (size_t)self->size, 0))
-		TH_LOG("%s", nowait_errname(errno));
-	NOWAIT_ASSERT_PATTERN(self->buf, (size_t)self->size, 0, self->seed);
+	ASSERT_WHOLE_HIT(self->seed);
 }
 
 TEST_F(netfs, miss_eagain_then_served_after_a_blocking_read)
@@ -318,11 +334,7 @@ TEST_F(netfs, miss_eagain_then_served_after_a_blocking_read)
 					 (size_t)self->size, 0), EAGAIN);
 	READ_ALL_BLOCKING(self->seed);
 	ASSERT_ALL_CACHED();
-	memset(self->buf, 0, (size_t)self->size);
-	ASSERT_EQ(self->size, NOWAIT_PREAD(self->fd, self->buf,
-					   (size_t)self->size, 0))
-		TH_LOG("%s", nowait_errname(errno));
-	NOWAIT_ASSERT_PATTERN(self->buf, (size_t)self->size, 0, self->seed);
+	ASSERT_WHOLE_HIT(self->seed);
 }
 
 /*
@@ -421,12 +433,7 @@ TEST_F(netfs, server_change_never_returns_what_a_blocking_read_would_not)
 			return;
 		}
 		ASSERT_ALL_CACHED();
-		memset(self->buf, 0, (size_t)self->size);
-		ASSERT_EQ(self->size, NOWAIT_PREAD(self->fd, self->buf,
-						   (size_t)self->size, 0))
-			TH_LOG("after the blocking read: %s",
-			       nowait_errname(errno));
-		NOWAIT_ASSERT_PATTERN(self->buf, (size_t)self->size, 0, seed2);
+		ASSERT_WHOLE_HIT(seed2);
 	}
 	free(blocking);
 }
@@ -505,13 +512,9 @@ TEST_F(netfs, slow_server_hit_served_and_miss_eagain_without_sleeping)
 	ASSERT_EQ((ssize_t)pg, nowait_preadv2(self->fd, self->buf, pg, 0, 0));
 	NOWAIT_ASSERT_RESIDENCY(self->fd, "R.......");
 	if (variant->slow == SLOW_NETEM) {
-		char cmd[128];
-
-		snprintf(cmd, sizeof(cmd),
-			 TC " qdisc add dev %s root netem delay " NETEM_DELAY,
-			 variant->dev);
 		self->netem = variant->dev;
-		ASSERT_EQ(0, run(cmd)) TH_LOG("setup: %s", cmd);
+		ASSERT_EQ(0, netem(variant->dev, true))
+			TH_LOG("setup: netem on %s", variant->dev);
 	} else {
 		ASSERT_EQ(0, kill(self->daemon, SIGSTOP));
 	}
@@ -526,11 +529,7 @@ TEST_F(netfs, slow_server_hit_served_and_miss_eagain_without_sleeping)
 				    EAGAIN);
 		ASSERT_EQ(0, kill(self->daemon, SIGCONT));
 	} else {
-		char cmd[128];
-
-		snprintf(cmd, sizeof(cmd), TC " qdisc del dev %s root",
-			 variant->dev);
-		ASSERT_EQ(0, run(cmd));
+		ASSERT_EQ(0, netem(variant->dev, false));
 		self->netem = NULL;
 	}
 	/* and the blocking retry still works once the server is back */
