@@ -26,10 +26,10 @@
  * client's caps.
  *
  * A slow server is tc netem delay on loopback for nfs and cifs (on eth0 for
- * ceph), and a
- * stopped (SIGSTOP) daemon for fuse; a server gone is a killed fuse
- * daemon. 9p's server is QEMU on the host, and ocfs2 in local mode has
- * none: their server-side cases skip.
+ * ceph), and a stopped (SIGSTOP) daemon for fuse; a server gone is a killed
+ * fuse daemon, or ksmbd shut down (ksmbd.control -s) and started again.
+ * 9p's server is QEMU on the host, and ocfs2 in local mode has none: their
+ * server-side cases skip.
  */
 #include "kselftest_harness.h"
 #include "nowait_test.h"
@@ -62,6 +62,13 @@ enum slow {
 	SLOW_SIGSTOP,		/* the fuse daemon stopped */
 };
 
+/* How the server-gone case takes the server away */
+enum gone {
+	GONE_NONE,
+	GONE_KILL_DAEMON,	/* the fuse daemon killed */
+	GONE_KSMBD_STOP,	/* ksmbd shut down, then started again */
+};
+
 FIXTURE(netfs) {
 	char client[PATH_MAX];	/* the file, read through the client */
 	char server[PATH_MAX];	/* the same file on the server side */
@@ -69,6 +76,7 @@ FIXTURE(netfs) {
 	char fusesrc[128];	/* and its daemon's source directory */
 	pid_t daemon;		/* the fuse daemon, or 0 */
 	const char *netem;	/* the device of a qdisc to remove, or NULL */
+	bool ksmbd_stopped;	/* to start again at teardown */
 	uint32_t seed;
 	off_t size;
 	int fd;
@@ -85,6 +93,7 @@ FIXTURE_VARIANT(netfs) {
 	const char *dev;	/* the network device that reaches the server */
 	enum change change;
 	enum slow slow;
+	enum gone gone;
 };
 
 FIXTURE_VARIANT_ADD(netfs, nfs3) {
@@ -101,10 +110,12 @@ FIXTURE_VARIANT_ADD(netfs, cifs) {
 	.dir = "cifs", .type = "cifs",
 	.export = "ext4/export-smb", .uncached = "cifs-none",
 	.change = CHANGE_NEVER, .slow = SLOW_NETEM, .dev = "lo",
+	.gone = GONE_KSMBD_STOP,
 };
 FIXTURE_VARIANT_ADD(netfs, fuse) {
 	.type = "fuse.nowait-fused", .fuse = true,
 	.change = CHANGE_AT_ATTR_TIMEOUT, .slow = SLOW_SIGSTOP,
+	.gone = GONE_KILL_DAEMON,
 };
 FIXTURE_VARIANT_ADD(netfs, v9p) {
 	.dir = "9p", .type = "9p",
@@ -169,6 +180,49 @@ static int netem(const char *dev, bool add)
 		snprintf(cmd, sizeof(cmd), TC " qdisc del dev %s root 2>/dev/null",
 			 dev);
 	return run(cmd);
+}
+
+/* Whether a socket listens on TCP port @port (IPv4 or IPv6) */
+static bool tcp_listening(unsigned int port)
+{
+	static const char *const tables[] = { "/proc/net/tcp", "/proc/net/tcp6" };
+	unsigned int lport, state;
+	char line[256];
+	bool found = false;
+
+	for (size_t i = 0; !found && i < sizeof(tables) / sizeof(*tables); i++) {
+		FILE *f = fopen(tables[i], "re");
+
+		/* "0: 00000000:01BD 00000000:0000 0A ...": port, state LISTEN */
+		while (f && !found && fgets(line, sizeof(line), f))
+			found = sscanf(line, " %*u: %*[0-9A-F]:%x %*[0-9A-F]:%*x %x",
+				       &lport, &state) == 2 &&
+				lport == port && state == 0x0A;
+		if (f)
+			fclose(f);
+	}
+	return found;
+}
+
+/* Wait up to @ms for TCP port @port to be listened on, or not. */
+static bool wait_listening(unsigned int port, bool listening, unsigned int ms)
+{
+	for (unsigned int waited = 0; waited < ms; waited += 50) {
+		if (tcp_listening(port) == listening)
+			return true;
+		nowait_msleep(50);
+	}
+	return tcp_listening(port) == listening;
+}
+
+#define SMB_PORT 445
+
+/* Start ksmbd's user-space half, as the guest's init does; 0 when it serves */
+static int ksmbd_start(void)
+{
+	if (run("ksmbd.mountd"))
+		return -1;
+	return wait_listening(SMB_PORT, true, 10000) ? 0 : -1;
 }
 
 /* Start a nowait-fused of the case's own; its pid, or -1. */
@@ -281,6 +335,8 @@ FIXTURE_TEARDOWN_PARENT(netfs)
 
 	if (self->netem)
 		netem(self->netem, false);
+	if (self->ksmbd_stopped)
+		ksmbd_start();
 	if (self->daemon > 0) {
 		kill(self->daemon, SIGCONT);
 		umount2(self->fusemnt, MNT_DETACH);
@@ -539,32 +595,66 @@ TEST_F(netfs, slow_server_hit_served_and_miss_eagain_without_sleeping)
 }
 
 /*
- * The fuse daemon dies: flagged reads return at once without sleeping,
- * and a blocking read of what is not cached fails with ENOTCONN, no hang.
+ * The server goes away: flagged reads return at once without sleeping,
+ * cached data or EAGAIN, never a hang. A killed fuse daemon: a blocking read
+ * of what is not cached fails with ENOTCONN. ksmbd shut down: the client
+ * may go on trusting its lease until it has reconnected, and once ksmbd is
+ * started again, a blocking read is served.
  */
 TEST_F(netfs, server_gone_gives_an_errno_not_a_hang)
 {
 	size_t pg = nowait_page();
+	int served = 0, refused = 0;
 	ssize_t r;
 
-	if (!variant->fuse)
-		SKIP(return, "only the fuse daemon can be killed from the guest");
+	if (variant->gone == GONE_NONE)
+		SKIP(return, "no way to take this server away from the guest");
 	NOWAIT_EVICT(self->fd);
 	ASSERT_EQ(0, posix_fadvise(self->fd, 0, 0, POSIX_FADV_RANDOM));
 	ASSERT_EQ((ssize_t)pg, nowait_preadv2(self->fd, self->buf, pg, 0, 0));
 	NOWAIT_ASSERT_RESIDENCY(self->fd, "R.......");
-	ASSERT_EQ(0, kill(self->daemon, SIGKILL));
-	ASSERT_TRUE(wait_gone(self->daemon, 5000));
-	/* cached: served, or EAGAIN if the attributes fell due meanwhile */
-	r = NOWAIT_PREAD(self->fd, self->buf, pg, 0);
-	if (r < 0)
-		NOWAIT_ASSERT_ERRNO(r, EAGAIN);
-	else
-		ASSERT_EQ((ssize_t)pg, r);
-	NOWAIT_ASSERT_ERRNO(NOWAIT_PREAD(self->fd, self->buf, pg, 4 * pg),
-			    EAGAIN);
-	NOWAIT_ASSERT_ERRNO(nowait_preadv2(self->fd, self->buf, pg, 4 * pg, 0),
-			    ENOTCONN);
+	if (variant->gone == GONE_KILL_DAEMON) {
+		ASSERT_EQ(0, kill(self->daemon, SIGKILL));
+		ASSERT_TRUE(wait_gone(self->daemon, 5000));
+	} else {
+		self->ksmbd_stopped = true;
+		ASSERT_EQ(0, run("ksmbd.control -s >/dev/null"));
+		ASSERT_TRUE(wait_listening(SMB_PORT, false, 10000))
+			TH_LOG("ksmbd still listens 10 s after its shutdown");
+	}
+	/*
+	 * For a while, as the client notices: the cached page is served, or
+	 * EAGAIN once the client stopped trusting its cache (fuse: the
+	 * attributes fell due); the uncached one is EAGAIN.
+	 */
+	for (int i = 0; i < 20; i++) {
+		memset(self->buf, 0, pg);
+		r = NOWAIT_PREAD(self->fd, self->buf, pg, 0);
+		if (r < 0) {
+			NOWAIT_ASSERT_ERRNO(r, EAGAIN);
+			refused++;
+		} else {
+			ASSERT_EQ((ssize_t)pg, r);
+			NOWAIT_ASSERT_PATTERN(self->buf, pg, 0, self->seed);
+			served++;
+		}
+		NOWAIT_ASSERT_ERRNO(NOWAIT_PREAD(self->fd, self->buf, pg,
+						 4 * pg), EAGAIN);
+		nowait_msleep(100);
+	}
+	ksft_print_msg("server gone: the cached page served %d times, EAGAIN %d\n",
+		       served, refused);
+	if (variant->gone == GONE_KILL_DAEMON) {
+		NOWAIT_ASSERT_ERRNO(nowait_preadv2(self->fd, self->buf, pg,
+						   4 * pg, 0), ENOTCONN);
+		return;
+	}
+	ASSERT_EQ(0, ksmbd_start()) TH_LOG("ksmbd did not start again");
+	self->ksmbd_stopped = false;
+	ASSERT_EQ((ssize_t)pg, nowait_preadv2(self->fd, self->buf, pg, 4 * pg, 0))
+		TH_LOG("blocking read after ksmbd came back: %s",
+		       nowait_errname(errno));
+	NOWAIT_ASSERT_PATTERN(self->buf, pg, 4 * pg, self->seed);
 }
 
 TEST_HARNESS_MAIN

@@ -151,8 +151,8 @@ static void expect_untouched(struct __test_metadata *_metadata,
 /*
  * A flagged write of data in memory can still meet a lock that someone
  * holds for a moment: writeback, the xfs AIL pushing the inode, or the
- * worker that writes the times of a flagged write, this one's included
- * (xfs_fs_dirty_inode() holds the ILOCK that xfs's iomap_begin then only
+ * worker that writes the times of an earlier flagged write 100 ms after it
+ * (xfs_fs_dirty_inode() holds the ILOCK that xfs's iomap_begin only
  * trylocks). That is EAGAIN, never a sleep. Retry it after a pause, a
  * bounded number of times, and count the EAGAINs; any other answer fails
  * the case. @waits_for_io: a synchronous O_DIRECT write, which sleeps on
