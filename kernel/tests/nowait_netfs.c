@@ -552,6 +552,27 @@ TEST_F(netfs, uncached_open_refuses_with_eopnotsupp)
 }
 
 /*
+ * A flagged buffered write is refused up front with EOPNOTSUPP, as on the
+ * stock kernel: none of these write paths honours IOCB_NOWAIT, and the
+ * series opens only their reads (ocfs2's read_iter and write_iter refused
+ * the flag side by side). Nothing is written.
+ */
+TEST_F(netfs, buffered_write_refused_with_eopnotsupp)
+{
+	size_t pg = nowait_page();
+	ssize_t r;
+	int wfd;
+
+	wfd = open(self->client, O_WRONLY | O_CLOEXEC);
+	ASSERT_LE(0, wfd) TH_LOG("open for writing: %s", nowait_errname(errno));
+	memset(self->buf, 0xa5, pg);
+	r = nowait_pwritev2(wfd, self->buf, pg, 0, RWF_NOWAIT);
+	close(wfd);
+	NOWAIT_ASSERT_ERRNO(r, EOPNOTSUPP);
+	READ_ALL_BLOCKING(self->seed);
+}
+
+/*
  * A slow server holds up nothing: a cached read is served, an uncached one
  * fails with EAGAIN, neither sleeping. For fuse the daemon is stopped, and
  * an attribute revalidation that falls due fails with EAGAIN too.
