@@ -113,7 +113,7 @@ print("| fs | call | stock | patched | patched − stock | ratio | ratio beyond 
 print("|---" * 10 + "|")
 for row in rows:
     ratio = f"{row['ratio']:.4f}" if "ratio" in row else "-"
-    delta = f"{row['delta']:+.0f}" if "delta" in row else "-"
+    delta = f"{round(row['delta']):+d}" if "delta" in row else "-"
     beyond = f"{row['ratio_beyond_copy']:.4f}" if "ratio_beyond_copy" in row else "-"
     boots = f"{100 * row['spread_boots']:.2f}%" if "spread_boots" in row else "-"
     goal = ("ok" if row["within_goal"] else "**missed**") if "within_goal" in row else "-"
