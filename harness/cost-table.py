@@ -35,7 +35,8 @@ for k in kernels:
 
 
 def spread(v):
-    return (max(v) - min(v)) / statistics.median(v) if len(v) > 1 else 0.0
+    """None for one boot: nothing to compare it with."""
+    return (max(v) - min(v)) / statistics.median(v) if len(v) > 1 else None
 
 
 def version(k):
@@ -71,7 +72,8 @@ for fs, op in keys:
         row["delta"] = row["patched"] - row["stock"]
         if op != "getppid":
             row["ratio_beyond_copy"] = (row["patched"] - copy) / (row["stock"] - copy)
-        row["spread_boots"] = max(row["stock_spread_boots"], row["patched_spread_boots"])
+        if len(runs["stock"]) > 1 and len(runs["patched"]) > 1:
+            row["spread_boots"] = max(row["stock_spread_boots"], row["patched_spread_boots"])
         if row["unflagged"]:
             row["within_goal"] = row["ratio"] <= GOAL
     rows.append(row)
