@@ -1,7 +1,7 @@
 # nowait: a kernel patch series for RWF_NOWAIT, the harness that proves it,
 # and libnowait.  `make demo` and `make check` are the two commands in README.md.
 
-.PHONY: all demo demo-stock check check-debug check-debug-long kernel kernel-debug compare fuzz series-check against-v1
+.PHONY: all demo demo-stock check check-debug check-debug-long kernel kernel-debug compare cost fuzz series-check against-v1
 all: lib
 
 # Build the patched kernel, boot it in QEMU, print the capability table.
@@ -30,6 +30,12 @@ check-debug-long:
 # Stock against patched: probe tables and the blocking detector.
 compare:
 	harness/compare.sh
+
+# Stock against patched: instructions per cached 16 KiB pread, flagged hit
+# and pwrite on ext4, xfs and tmpfs, under QEMU's -icount (build/cost/).
+# COST_ARGS passes options to harness/cost.sh (e.g. --boots 5).
+cost:
+	harness/cost.sh $(COST_ARGS)
 
 # trinity in the guest on the debug kernel.
 fuzz:

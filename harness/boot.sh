@@ -3,15 +3,21 @@
 #
 #   harness/boot.sh KERNEL INITRAMFS JOB LOG [TIMEOUT_S]
 #
-# JOB is check, demo, blockstat, bench, fuzz, crash-write, crash-check or
+# JOB is check, demo, blockstat, bench, cost, fuzz, crash-write, crash-check or
 # shell (see guest/init). Each filesystem the guest makes
 # gets its own sparse virtio disk, and the guest's two 9p mounts share one
 # host directory, $NOWAIT_OUT/9p-export (guest/netfs.sh); NOWAIT_READ_IOPS, when set, throttles
 # reads from every disk to that many per second, a slow disk that makes
 # every miss and every metadata read expensive. NOWAIT_APPEND adds to the
-# kernel command line (e.g. nowait.fuzz_calls=N for the fuzz job). The exit status is the guest's, or 124 when the
-# boot timed out, or 125 when the guest ended without reporting one. A kernel
-# splat in the console fails the boot even when the job passed.
+# kernel command line (e.g. nowait.fuzz_calls=N for the fuzz job).
+# NOWAIT_ICOUNT=1 runs the guest under -icount shift=0,align=off,sleep=off:
+# one vCPU thread (icount excludes multi-threaded TCG), and a guest clock
+# that advances exactly one ns per executed guest instruction and jumps over
+# idle time, so clock deltas in the guest count instructions (the cost job).
+# NOWAIT_SMP sets the number of vCPUs (default 2). The exit status is the
+# guest's, or 124 when the boot timed out, or 125 when the guest ended without
+# reporting one. A kernel splat in the console fails the boot even when the
+# job passed.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -54,14 +60,17 @@ if [ "${NOWAIT_CEPH:-0}" = 1 ]; then
 	ceph_append="nowait.ceph=$(cat "$NOWAIT_CACHE/ceph/guest/guest.secret")"
 fi
 
-accel=tcg,thread=multi
+accel=tcg,thread=multi icount=()
 [ "${NOWAIT_KVM:-0}" = 1 ] && accel=kvm
-mem=${NOWAIT_MEM:-2048}
-say "boot: $(basename "$(dirname "$kernel")") kernel, job $job, $accel, ${mem} MiB, timeout ${limit}s, console in $log"
+if [ "${NOWAIT_ICOUNT:-0}" = 1 ]; then
+	accel=tcg,thread=single icount=(-icount shift=0,align=off,sleep=off)
+fi
+mem=${NOWAIT_MEM:-2048} smp=${NOWAIT_SMP:-2}
+say "boot: $(basename "$(dirname "$kernel")") kernel, job $job, $accel${icount[*]:+ ${icount[*]}}, $smp vCPU(s), ${mem} MiB, timeout ${limit}s, console in $log"
 run_qemu() {
 	rc=0
 	timeout -k 10 "$limit" "${netns[@]}" qemu-system-x86_64 \
-		-machine pc -accel "$accel" -cpu max -smp 2 -m "$mem" \
+		-machine pc -accel "$accel" "${icount[@]}" -cpu max -smp "$smp" -m "$mem" \
 		-display none -monitor none -no-reboot \
 		-serial "file:$log" \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \

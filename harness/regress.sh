@@ -14,13 +14,16 @@
 # the others' results, and make the tables from all of them.
 # --jobs N runs up to N boots at once (2: the two kernels side by side, the same
 # selection in the same window; 4: both suites too).
+# After the suites, harness/cost.sh measures the same two kernels' unflagged
+# path in instructions (issue 12, item 6), and its table and JSON go to
+# build/regress/cost.{md,json}; --no-cost leaves it out.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 stock=$NOWAIT_OUT/stock/bzImage patched=$NOWAIT_OUT/patched/bzImage
 suites="ltp fstests"
 fslist="tmpfs overlay ext4 xfs btrfs vfat exfat"
-budget=2700 jobs=1 boots=""
+budget=2700 jobs=1 boots="" cost=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--stock) stock=$2; shift ;;
@@ -30,7 +33,8 @@ while [ $# -gt 0 ]; do
 	--budget) budget=$2; shift ;;
 	--jobs) jobs=$2; shift ;;
 	--boots) boots=$2; shift ;;
-	*) die "usage: $0 [--stock K] [--patched K] [--suites S] [--fs F] [--budget S] [--jobs N] [--boots 'LABEL-SUITE ...']" ;;
+	--no-cost) cost=0 ;;
+	*) die "usage: $0 [--stock K] [--patched K] [--suites S] [--fs F] [--budget S] [--jobs N] [--boots 'LABEL-SUITE ...'] [--no-cost]" ;;
 	esac
 	shift
 done
@@ -171,9 +175,20 @@ for suite in $suites; do
 done
 wait
 
-status=0
+status=0 cost_status=0
+if [ "$cost" = 1 ]; then
+	if phase "cost of the unflagged path" "$NOWAIT_ROOT/harness/cost.sh" --stock "$stock" --patched "$patched"; then
+		cp "$NOWAIT_OUT/cost/cost.md" "$NOWAIT_OUT/cost/cost.json" "$out/"
+		grep -q '^Unflagged paths: all within' "$out/cost.md" ||
+			say "regress: the unflagged path costs more than 1% more on the patched kernel (see $out/cost.md)"
+	else
+		cost_status=1
+	fi
+fi
 # shellcheck disable=SC2086 # one argument per suite
 python3 "$NOWAIT_ROOT/harness/regress/table.py" "$out" "$NOWAIT_ROOT/harness/regress/known.txt" $suites || status=$?
+[ "$cost" = 0 ] || [ ! -e "$out/cost.md" ] || cat "$out/cost.md"
 say "regress: $(($(date +%s) - t0)) s; tables in $out/regress.md, JSON in $out/regress.json"
 [ "$status" = 0 ] || say "regress: new failures on the patched kernel (see the table)"
+[ "$cost_status" = 0 ] || { say "regress: the cost measurement failed (consoles in $NOWAIT_OUT/cost/)"; status=1; }
 exit "$status"
