@@ -3,12 +3,14 @@
 #
 #   harness/boot.sh KERNEL INITRAMFS JOB LOG [TIMEOUT_S]
 #
-# JOB is check, demo, blockstat, bench, fuzz, crash-write, crash-check or
-# shell (see guest/init). Each filesystem the guest makes
-# gets its own sparse virtio disk, and the guest's two 9p mounts share one
+# JOB is check, demo, blockstat, blockstat-write, blockstat-netfs, bench, fuzz,
+# crash-write, crash-check or shell (see guest/init). Each filesystem the
+# guest makes gets its own sparse virtio disk, and the guest's two 9p mounts share one
 # host directory, $NOWAIT_OUT/9p-export (guest/netfs.sh); NOWAIT_READ_IOPS, when set, throttles
 # reads from every disk to that many per second, a slow disk that makes
-# every miss and every metadata read expensive. NOWAIT_APPEND adds to the
+# every miss and every metadata read expensive; NOWAIT_WRITE_BPS limits
+# writes to that many bytes per second, so that writeback falls behind and
+# dirty pages stay at the limit. NOWAIT_APPEND adds to the
 # kernel command line (e.g. nowait.fuzz_calls=N for the fuzz job). The exit status is the guest's, or 124 when the
 # boot timed out, or 125 when the guest ended without reporting one. A kernel
 # splat in the console fails the boot even when the job passed.
@@ -21,7 +23,7 @@ disks=$NOWAIT_OUT/disks
 mkdir -p "$disks"
 
 drives=()
-throttle=${NOWAIT_READ_IOPS:+,throttling.iops-read=$NOWAIT_READ_IOPS}
+throttle=${NOWAIT_READ_IOPS:+,throttling.iops-read=$NOWAIT_READ_IOPS}${NOWAIT_WRITE_BPS:+,throttling.bps-write=$NOWAIT_WRITE_BPS}
 for fs in ext4 xfs btrfs vfat exfat ext2 swap ocfs2; do
 	# NOWAIT_KEEP_DISKS=1: the filesystems of the last boot, for a job
 	# that checks what survived it (with nowait.keep=1 for the guest).

@@ -6,6 +6,7 @@ import json
 import sys
 
 out, iops = sys.argv[1], sys.argv[2]
+wbps = int(sys.argv[3]) if len(sys.argv) > 3 else 0
 kernels = ("stock", "patched")
 
 
@@ -102,3 +103,129 @@ for fs in ("nfs3", "nfs4", "cifs", "fuse", "9p", "ocfs2", "ceph"):
             m, h = ph["eagain_us"], ph["hit_us"]
             print(f"| {fs} | {k} | {ph['name']} | {ph['calls']} | {ph['hits']} | {ph['eagain']} | "
                   f"**{ph['slept']}** | {us(m['p99'])} | {us(h['p99'])} |")
+
+
+# Flagged writes under dirty pressure (nowait-blockstat --write, the
+# blockstat job): absent from runs made before it existed.
+try:
+    wr = {k: load("blockstat-write", k) for k in kernels}
+except FileNotFoundError:
+    sys.exit(0)
+wfs = [fs for fs in ("ext4", "xfs", "btrfs", "tmpfs", "vfat", "exfat", "ext2", "ovl")
+       if any(fs in wr[k] for k in kernels)]
+
+
+def wsum(r):
+    """One filesystem's three write phases, added up."""
+    ph = r["phases"]
+    s = {key: sum(p[key] for p in ph) for key in ("calls", "written", "short", "eagain",
+                                                    "other", "slept")}
+    s["by_phase"] = {p["name"]: p["written"] for p in ph}
+    s["other_errno"] = sorted({p["other_errno"] for p in ph if p["other_errno"]})
+    p99 = [p["written_us"]["p99"] for p in ph if p["written_us"]["p99"] is not None]
+    p50 = [p["written_us"]["p50"] for p in ph if p["written_us"]["p50"] is not None]
+    s["written_p50_us"] = max(p50) if p50 else None
+    s["written_p99_us"] = max(p99) if p99 else None
+    s["pressure_pct"] = [p["pressure_pct"] for p in ph]
+    return s
+
+
+def other(n, errnos):
+    return f"{n} ({', '.join(errnos)})" if n else "0"
+
+
+def arrow(cells, key):
+    """One cell of a stock → patched table; cells[kernel] is None when not measured."""
+    a, b = (("-" if cells[k] is None else cells[k][key]) for k in kernels)
+    return a if a == b else f"{a} → **{b}**"
+
+
+def write_cells(r):
+    s = wsum(r)
+    bp = s["by_phase"]
+    c = r["cost"]
+    if c["ratio_median"] is None:
+        cost = f"refused ({c['refused'] or 'no flagged write succeeded'})"
+    else:
+        cost = (f"{c['ratio_median']:.2f} ({c['ratio_min']:.2f}–{c['ratio_max']:.2f}, "
+                f"{c['valid_rounds']} rounds)")
+    return {"calls": str(s["calls"]),
+            "written": f"{s['written']} ({bp.get('overwrite', 0)} / {bp.get('append', 0)} / "
+                       f"{bp.get('extend', 0)})",
+            "short": str(s["short"]), "eagain": str(s["eagain"]),
+            "other": other(s["other"], s["other_errno"]), "slept": str(s["slept"]),
+            "p50": us(s["written_p50_us"]), "p99": us(s["written_p99_us"]),
+            "pressure": " / ".join("-" if v is None else f"{v:.0f}%" for v in s["pressure_pct"]),
+            "cost": cost, "plain": us(c["plain_p50_us"]), "flagged": us(c["flagged_p50_us"]),
+            "sum": s}
+
+
+def log_cells(lg):
+    c = lg["calls"]
+    return {"records": str(c["calls"]), "inline": f"{lg['inline_pct']:.1f}%",
+            "eagain": str(c["eagain"]),
+            "other": other(c["other"], [c["other_errno"]] if c["other_errno"] else []),
+            "slept": str(c["slept"]), "p99": us(c["written_us"]["p99"]),
+            "pressure": "-" if c["pressure_pct"] is None else f"{c['pressure_pct']:.0f}%"}
+
+
+any_run = next((wr[k][fs] for k in ("patched", "stock") for fs in wfs if fs in wr[k]), None)
+if any_run is None:
+    sys.exit(0)
+cells = {fs: {k: write_cells(wr[k][fs]) if fs in wr[k] else None for k in kernels}
+         for fs in wfs}
+logs = {fs: {k: log_cells(wr[k][fs]["log"]) if fs in wr[k] else None for k in kernels}
+        for fs in wfs}
+
+
+def table(head, rows, keys):
+    print("| filesystem | " + " | ".join(head) + " |")
+    print("|---" * (len(head) + 1) + "|")
+    for fs in wfs:
+        print(f"| {fs} | " + " | ".join(arrow(rows[fs], key) for key in keys) + " |")
+
+
+disk = f", disk writes at {wbps >> 20} MiB/s" if wbps else ""
+print(f"\n### Flagged 16 KiB writes under dirty pressure, stock → patched (vm.dirty_bytes "
+      f"{any_run['dirty_bytes'] >> 20} MiB, another process writing{disk})\n")
+table(["calls", "written (overwrite / append / extend)", "short", "EAGAIN", "other",
+       "calls that slept", "written p50 µs", "written p99 µs", "dirty pressure"],
+      cells, ["calls", "written", "short", "eagain", "other", "slept", "p50", "p99", "pressure"])
+print("\nThe latency columns are the highest of the three phases'; dirty pressure is, per phase, "
+      "the share of 10 ms samples of /proc/vmstat with dirty + writeback pages at or over "
+      "balance_dirty_pages()' freerun line (where writers start to be throttled); - where the phase "
+      "was over before the first sample.")
+
+print("\n### The cost of a flagged 16 KiB overwrite that succeeds, stock → patched\n")
+table(["flagged / plain p50: median of rounds (min–max)", "plain p50 µs", "flagged p50 µs"],
+      cells, ["cost", "plain", "flagged"])
+print(f"\nEach round: {any_run['cost']['pairs']} pairs of a plain and a flagged pwritev2() "
+      "of 16 KiB over cached data, which first alternating, before the dirty pressure starts; "
+      "the ratio of the two medians. A pair whose flagged call did not write all is left out, "
+      "and a round with fewer than half its pairs has no ratio.")
+
+lr = any_run["log"]
+print(f"\n### A logger: 4 KiB O_APPEND records, {lr['rate']}/s for "
+      f"{lr['calls']['calls'] // lr['rate']} s, under dirty pressure, stock → patched\n")
+table(["records", "written inline by the flagged call", "EAGAIN", "other", "calls that slept",
+       "inline p99 µs", "dirty pressure"], logs,
+      ["records", "inline", "eagain", "other", "slept", "p99", "pressure"])
+print("\nWhat the flagged call did not write (EAGAIN, EOPNOTSUPP, a short write) went to a "
+      "thread that wrote it blocking, as a logger's would.")
+
+goal = [fs for fs in wfs if cells[fs]["patched"] and cells[fs]["patched"]["sum"]["written"]]
+if goal:
+    print("\nPatched, the filesystems that took flagged writes: " + ", ".join(
+        f"{fs} {cells[fs]['patched']['sum']['slept']} slept in "
+        f"{cells[fs]['patched']['sum']['calls']}" for fs in goal) +
+        " (goal: 0 in at least 10,000 each).")
+
+summary = {fs: {k: None if wr[k].get(fs) is None else
+                dict(cells[fs][k]["sum"], cost=wr[k][fs]["cost"], log=wr[k][fs]["log"])
+                for k in kernels} for fs in wfs}
+with open(f"{out}/compare-write.json", "w") as f:
+    json.dump({"release": {k: next(iter(wr[k].values()))["release"] if wr[k] else None
+                           for k in kernels},
+               "dirty_bytes": any_run["dirty_bytes"], "io_bytes": any_run["io_bytes"],
+               "filesystems": summary}, f, indent=1)
+    f.write("\n")
