@@ -31,7 +31,7 @@ for name in stock patched; do
 	json_from "$log" "$NOWAIT_OUT/probe-$name.json"
 	log=$NOWAIT_OUT/console-blockstat-$name.log
 	NOWAIT_READ_IOPS=$iops NOWAIT_WRITE_BPS=$wbps phase "blocking detector ($name)" "$NOWAIT_ROOT/harness/boot.sh" \
-		"$kernel" "$NOWAIT_OUT/initramfs.cpio" blockstat "$log" 1800
+		"$kernel" "$NOWAIT_OUT/initramfs.cpio" blockstat "$log" 2700
 	json_from "$log" "$NOWAIT_OUT/blockstat-$name.json"
 	json_from "$log" "$NOWAIT_OUT/blockstat-write-$name.json" write
 	log=$NOWAIT_OUT/console-blockstat-netfs-$name.log

@@ -859,10 +859,17 @@ static struct pressure pressure_since(struct pressure a)
 				  b.over - a.over };
 }
 
-/* -1 when the phase was over before the first sample (EOPNOTSUPP). */
+/*
+ * -1 when the phase was over before a tenth of a second's samples (as one
+ * that is refused with EOPNOTSUPP is): too few to tell.
+ */
+#define PRESSURE_MIN_SAMPLES 10
+
 static double pressure_pct(const struct pressure *p)
 {
-	return p->samples ? 100.0 * p->over / p->samples : -1;
+	if (p->samples < PRESSURE_MIN_SAMPLES)
+		return -1;
+	return 100.0 * p->over / p->samples;
 }
 
 static int wopen(const char *dir, const char *name, int flags, char *path,
@@ -1107,7 +1114,7 @@ static void print_wrow(const char *name, const struct phase *p,
 	print_us(pct_us(p->ns[HIT], p->n[HIT], 99));
 	print_us(pct_us(p->ns[HIT], p->n[HIT], 100));
 	print_us(pct_us(p->ns[MISS], p->n[MISS], 99));
-	if (pr->samples)
+	if (pressure_pct(pr) >= 0)
 		printf(" | %5.1f%%", pressure_pct(pr));
 	else
 		printf(" | %6s", "-");
@@ -1131,8 +1138,9 @@ static void print_wtables(const struct wphase *w, int nw, const struct wcost *c,
 		print_wrow(w[i].ph.name, &w[i].ph, &w[i].p);
 	print_wrow("log", &l->ph, &l->p);
 	printf("written: the flagged call wrote all 16 KiB (log: the 4 KiB record);\n"
-	       "over: the dirtier's samples with dirty + writeback at or over the\n"
-	       "freerun line of balance_dirty_pages(), MiB: what it wrote meanwhile.\n");
+	       "over: the 10 ms samples with dirty + writeback at or over the freerun\n"
+	       "line of balance_dirty_pages() (-: fewer than %d), MiB: what the\n"
+	       "dirtier wrote meanwhile.\n", PRESSURE_MIN_SAMPLES);
 	printf("log: %u records at %u/s in %.1f s (%u late), %u handed to the thread,"
 	       " %.1f%% inline; file length %s\n", l->records, l->rate, l->seconds,
 	       l->late, l->handed,
@@ -1167,8 +1175,9 @@ static void json_wphase(FILE *f, const char *name, const struct phase *p,
 	json_dist(f, "written_us", p->ns[HIT], p->n[HIT], 99, ", ");
 	json_dist(f, "eagain_us", p->ns[MISS], p->n[MISS], 99, ",\n     ");
 	json_num(f, "pressure_pct", pressure_pct(pr), 1, ", ");
-	fprintf(f, "\"pressure_samples\": %" PRIu64 ", \"dirtier_mib\": %.1f}",
-		pr->samples, pr->bytes / 1048576.0);
+	fprintf(f, "\"pressure_samples\": %" PRIu64 ", \"pressure_over\": %"
+		PRIu64 ", \"dirtier_mib\": %.1f}", pr->samples, pr->over,
+		pr->bytes / 1048576.0);
 }
 
 static void write_wjson(const char *path, const char *release, const char *dir,
