@@ -122,7 +122,7 @@ def pressure(ph):
     fewer than 10 (phases refused at once), or from a run that did not count them."""
     n = sum(p.get("pressure_samples", 0) for p in ph)
     over = sum(p.get("pressure_over", 0) for p in ph)
-    return 100 * over / n if n >= 10 else None
+    return round(100 * over / n, 1) if n >= 10 else None
 
 
 def wsum(r):
@@ -171,7 +171,8 @@ def write_cells(r):
 def log_cells(lg):
     """One filesystem's logger run as table cells."""
     c = lg["calls"]
-    return {"records": str(c["calls"]), "inline": f"{lg['inline_pct']:.1f}%",
+    return {"records": f"{c['calls']} in {lg['seconds']:.0f} s",
+            "inline": f"{lg['inline_pct']:.1f}%",
             "eagain": str(c["eagain"]),
             "other": other(c["other"], [c["other_errno"]] if c["other_errno"] else []),
             "slept": str(c["slept"]), "p99": us(c["written_us"]["p99"]),
@@ -227,7 +228,8 @@ def write_tables(wr):
                  "calls that slept", "inline p99 µs", "dirty pressure"], logs,
                 ["records", "inline", "eagain", "other", "slept", "p99", "pressure"])
     print("\nWhat the flagged call did not write (EAGAIN, EOPNOTSUPP, a short write) went to a "
-          "thread that wrote it blocking, as a logger's would.")
+          "thread that wrote it blocking, as a logger's would. A run that took longer than "
+          f"{lr['calls']['calls'] // lr['rate']} s could not keep the rate (a starved guest).")
 
     summary = {fs: {k: None if fs not in wr[k] else
                     dict(wsum(wr[k][fs]), cost=wr[k][fs]["cost"], log=wr[k][fs]["log"])

@@ -1328,7 +1328,7 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	/* --write: 3 phases of 4000, so 12,000 flagged writes per filesystem */
-	struct wopts wo = { .dirty_mib = 8, .rounds = 9, .pairs = 400,
+	struct wopts wo = { .dirty_mib = 4, .rounds = 9, .pairs = 400,
 			    .rate = 250, .seconds = 16 };
 	bool write_mode = false, calls_set = false;
 	bool netfs = false;
