@@ -652,17 +652,17 @@ out:
  * process dirties memory under a small vm.dirty_bytes.  Three phases:
  * overwrites of cached data, O_APPEND appends (EOF never page-aligned, so
  * each fills a cached partial page and goes on into new ones) and
- * page-aligned extensions into new pages.  Then the cost of a flagged write
- * that succeeds against a plain one (before the pressure starts), and a
- * logger: 4 KiB O_APPEND records at a steady rate, written inline by the
- * flagged call or handed to a thread.  Whatever the kernel answers is
+ * page-aligned extensions into new pages; then a logger: 4 KiB O_APPEND
+ * records at a steady rate, written inline by the flagged call or handed
+ * to a thread.  Before the pressure starts, the cost of a flagged write
+ * that succeeds against a plain one.  Whatever the kernel answers is
  * counted: EOPNOTSUPP filesystems show as such.
  */
 #define WFILE (16 << 20)	/* overwrite file; growing files wrap here */
 #define APPEND_HEAD 1000	/* append phase: EOF is never page-aligned */
 #define REC 4096		/* logging workload record */
 #define DIRTY_CHUNK (256 * 1024)	/* the dirtier's plain writes... */
-#define DIRTY_RING (64 << 20)	/* ...cycling through a file this big */
+#define DIRTY_RING (16 << 20)	/* ...cycling through a file this big */
 #define COST_ROUNDS_MAX 64
 
 enum wkind { OVERWRITE, APPEND, EXTEND };
@@ -793,24 +793,22 @@ static bool dirty_now(uint64_t *pages, uint64_t *freerun)
 }
 
 /*
- * Another process dirtying memory: plain 256 KiB writes round a 64 MiB
- * file, for as long as the measurement runs.  It sleeps in
- * balance_dirty_pages() as any writer over the limit does.  A third
- * process samples /proc/vmstat every 10 ms, so that the pressure is known
- * whether the dirtier is writing or throttled.
+ * Another process dirtying memory: plain 256 KiB overwrites round a 16 MiB
+ * file, @fd, written whole before (so that allocating it, which reads
+ * metadata from the throttled disk on vfat, does not pace the dirtier), for
+ * as long as the measurement runs.  It sleeps in balance_dirty_pages() as
+ * any writer over the limit does.  A third process samples /proc/vmstat
+ * every 10 ms, so that the pressure is known whether the dirtier is
+ * writing or throttled.
  */
-static void dirtier_start(const char *path)
+static void dirtier_start(int fd)
 {
 	char *chunk;
-	int fd;
 
 	dstats = mmap(NULL, sizeof(*dstats), PROT_READ | PROT_WRITE,
 		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (dstats == MAP_FAILED)
 		die_sys("mmap");
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0)
-		die_sys("open %s", path);
 	chunk = xcalloc(1, DIRTY_CHUNK);
 	memset(chunk, 'D', DIRTY_CHUNK);
 	dirtier_pid[0] = fork();
@@ -824,7 +822,6 @@ static void dirtier_start(const char *path)
 			}
 			dstats->bytes += DIRTY_CHUNK;
 		}
-	close(fd);
 	free(chunk);
 	dirtier_pid[1] = fork();
 	if (dirtier_pid[1] < 0)
@@ -1238,7 +1235,7 @@ static int write_main(const struct wopts *o, const char *release)
 	struct wlog l = { .rate = o->rate, .records = o->rate * o->seconds,
 			  .ph.name = "log" };
 	char path[5][4096];
-	int fd[3];
+	int fd[4];
 	char buf[IO] __attribute__((aligned(PAGE)));
 
 	memset(buf, 'W', sizeof(buf));
@@ -1249,10 +1246,11 @@ static int write_main(const struct wopts *o, const char *release)
 	fd[0] = wopen(o->dir, "wstat-overwrite", 0, path[0], sizeof(path[0]));
 	fd[1] = wopen(o->dir, "wstat-append", O_APPEND, path[1], sizeof(path[1]));
 	fd[2] = wopen(o->dir, "wstat-extend", 0, path[2], sizeof(path[2]));
+	fd[3] = wopen(o->dirty_dir, "wstat-dirtier", 0, path[4], sizeof(path[4]));
 	snprintf(path[3], sizeof(path[3]), "%s/wstat-log", o->dir);
-	snprintf(path[4], sizeof(path[4]), "%s/wstat-dirtier", o->dirty_dir);
 	/* Written, so cached: every overwrite is of data in memory. */
 	wfill(fd[0], WFILE, 'O');
+	wfill(fd[3], DIRTY_RING, 'D');
 	printf("nowait-blockstat --write on %s: %s, flagged 16 KiB writes, %u per phase, "
 	       "vm.dirty_bytes %u MiB, dirtier in %s, seed %" PRIu64 "\n",
 	       release, o->dir, o->calls, o->dirty_mib, o->dirty_dir, o->seed);
@@ -1263,7 +1261,7 @@ static int write_main(const struct wopts *o, const char *release)
 
 	atexit(dirty_restore);
 	dirty_limit(o->dirty_mib);
-	dirtier_start(path[4]);
+	dirtier_start(fd[3]);
 	/* Until the dirty pages first reach the freerun line (at most 10 s). */
 	for (int i = 0; i < 1000 && !dstats->over; i++)
 		usleep(10000);
@@ -1276,7 +1274,7 @@ static int write_main(const struct wopts *o, const char *release)
 	if (o->json)
 		write_wjson(o->json, release, o->dir, o->dirty_dir, o->dirty_mib,
 			    w, 3, &c, &l);
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 4; k++)
 		close(fd[k]);
 	for (int k = 0; k < 5; k++)
 		unlink(path[k]);
