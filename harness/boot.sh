@@ -3,12 +3,14 @@
 #
 #   harness/boot.sh KERNEL INITRAMFS JOB LOG [TIMEOUT_S]
 #
-# JOB is check, demo, blockstat, bench, cost, fuzz, crash-write, crash-check or
-# shell (see guest/init). Each filesystem the guest makes
-# gets its own sparse virtio disk, and the guest's two 9p mounts share one
+# JOB is check, demo, blockstat, blockstat-write, blockstat-netfs, bench, cost,
+# fuzz, crash-write, crash-check or shell (see guest/init). Each filesystem the
+# guest makes gets its own sparse virtio disk, and the guest's two 9p mounts share one
 # host directory, $NOWAIT_OUT/9p-export (guest/netfs.sh); NOWAIT_READ_IOPS, when set, throttles
 # reads from every disk to that many per second, a slow disk that makes
-# every miss and every metadata read expensive. NOWAIT_APPEND adds to the
+# every miss and every metadata read expensive; NOWAIT_WRITE_BPS limits
+# writes to that many bytes per second, so that writeback falls behind and
+# dirty pages stay at the limit. NOWAIT_APPEND adds to the
 # kernel command line (e.g. nowait.fuzz_calls=N for the fuzz job).
 # NOWAIT_ICOUNT=1 runs the guest under -icount shift=0,align=off,sleep=off:
 # one vCPU thread (icount excludes multi-threaded TCG), and a guest clock
@@ -27,7 +29,7 @@ disks=$NOWAIT_OUT/disks
 mkdir -p "$disks"
 
 drives=()
-throttle=${NOWAIT_READ_IOPS:+,throttling.iops-read=$NOWAIT_READ_IOPS}
+throttle=${NOWAIT_READ_IOPS:+,throttling.iops-read=$NOWAIT_READ_IOPS}${NOWAIT_WRITE_BPS:+,throttling.bps-write=$NOWAIT_WRITE_BPS}
 for fs in ext4 xfs btrfs vfat exfat ext2 swap ocfs2; do
 	# NOWAIT_KEEP_DISKS=1: the filesystems of the last boot, for a job
 	# that checks what survived it (with nowait.keep=1 for the guest).

@@ -1,104 +1,254 @@
 #!/usr/bin/env python3
 """Markdown tables of stock against patched, from the JSON that
-harness/compare.sh collected: the capability probe and the blocking
-detector."""
+harness/compare.sh collected: the capability probe, the blocking detector's
+reads (ext4 and network filesystems) and its flagged writes (every local
+filesystem, also as build/compare-write.json).
+
+    compare-tables.py OUT_DIR READ_IOPS [WRITE_BPS]
+"""
 import json
 import sys
 
 out, iops = sys.argv[1], sys.argv[2]
+wbps = int(sys.argv[3]) if len(sys.argv) > 3 else 0
 kernels = ("stock", "patched")
 
 
-def load(kind, name):
-    with open(f"{out}/{kind}-{name}.json") as f:
-        return json.load(f)
-
-
-probe = {k: load("probe", k) for k in kernels}
-cols = [("read_hit", "read hit"), ("read_miss", "read miss"), ("write", "write"),
-        ("odirect_read", "O_DIRECT read"), ("odirect_write", "O_DIRECT write")]
-print(f"### RWF_NOWAIT per target, stock → patched ({probe['stock']['kernel']}, "
-      f"{probe['patched']['kernel']})\n")
-print("| target | " + " | ".join(c[1] for c in cols) + " |")
-print("|---" * (len(cols) + 1) + "|")
-stock = {t["label"]: t for t in probe["stock"]["targets"]}
-patched = {t["label"]: t for t in probe["patched"]["targets"]}
-labels = [t["label"] for t in probe["stock"]["targets"]]
-labels += [t["label"] for t in probe["patched"]["targets"] if t["label"] not in stock]
-for label in labels:
-    t, p = stock.get(label, {}), patched.get(label, {})
-    cells = []
-    for key, _ in cols:
-        a = t.get(key, {}).get("text", "-")
-        b = p.get(key, {}).get("text", "-")
-        cells.append(a if a == b else f"{a} → **{b}**")
-    print(f"| {label} | " + " | ".join(cells) + " |")
-
-print(f"\n### Flagged 16 KiB reads on fragmented ext4, disk throttled to {iops} reads/s\n")
-print("| kernel | phase | calls | hits | EAGAIN | calls that slept | miss p50 µs | miss p99 µs "
-      "| miss max µs | hit p50 µs | hit p99 µs |")
-print("|---" * 11 + "|")
+def load(kind):
+    """Both kernels' JSON of one kind; None when a file is missing (a run made
+    before that kind existed, or one that left it out): its tables are skipped."""
+    try:
+        res = {}
+        for k in kernels:
+            with open(f"{out}/{kind}-{k}.json") as f:
+                res[k] = json.load(f)
+        return res
+    except FileNotFoundError as e:
+        print(f"compare-tables: no {e.filename}: its tables left out", file=sys.stderr)
+        return None
 
 
 def us(v):
     return "-" if v is None else f"{v:.0f}"
 
 
-block = {k: load("blockstat", k) for k in kernels}
-for k in kernels:
-    for ph in block[k]["phases"]:
-        m, h = ph["eagain_us"], ph["hit_us"]
-        print(f"| {k} | {ph['name']} | {ph['calls']} | {ph['hits']} | {ph['eagain']} | "
-              f"**{ph['slept']}** | {us(m['p50'])} | {us(m['p99'])} | {us(m['max'])} | "
-              f"{us(h['p50'])} | {us(h['p99'])} |")
+def probe_tables(probe):
+    cols = [("read_hit", "read hit"), ("read_miss", "read miss"), ("write", "write"),
+            ("odirect_read", "O_DIRECT read"), ("odirect_write", "O_DIRECT write")]
+    print(f"### RWF_NOWAIT per target, stock → patched ({probe['stock']['kernel']}, "
+          f"{probe['patched']['kernel']})\n")
+    print("| target | " + " | ".join(c[1] for c in cols) + " |")
+    print("|---" * (len(cols) + 1) + "|")
+    stock = {t["label"]: t for t in probe["stock"]["targets"]}
+    patched = {t["label"]: t for t in probe["patched"]["targets"]}
+    labels = [t["label"] for t in probe["stock"]["targets"]]
+    labels += [t["label"] for t in probe["patched"]["targets"] if t["label"] not in stock]
+    for label in labels:
+        t, p = stock.get(label, {}), patched.get(label, {})
+        cells = []
+        for key, _ in cols:
+            a = t.get(key, {}).get("text", "-")
+            b = p.get(key, {}).get("text", "-")
+            cells.append(a if a == b else f"{a} → **{b}**")
+        print(f"| {label} | " + " | ".join(cells) + " |")
 
 
-
-def replay_hits(k):
-    return next((ph["hits"] for ph in block[k]["phases"] if ph["name"] == "replay"), None)
-
-
-if None not in (replay_hits("stock"), replay_hits("patched")) and replay_hits("stock"):
-    print(f"\nThe cold phase's offsets read again with the flag after the settle time "
-          f"(replay): patched hits {replay_hits('patched')}, stock {replay_hits('stock')}, "
-          f"ratio **{replay_hits('patched') / replay_hits('stock'):.2f}** (goal: at least 0.90, "
-          f"the readahead a miss hands off is done).")
-
-print("\n### Does the miss help the blocking retry? (16 KiB pread after drop_caches, µs)\n")
-print("| kernel | cold pread p50 | flagged miss p50 | pread right after the miss p50 "
-      "| pread 1 ms after the miss p50 | ratio (1 ms) to cold |")
-print("|---" * 6 + "|")
-for k in kernels:
-    r = block[k]["retry"]
-    print(f"| {k} | {us(r['cold_us']['p50'])} | {us(r['flagged_miss_us']['p50'])} | "
-          f"{us(r['after_miss_us']['p50'])} | {us(r['after_miss_1ms_us']['p50'])} | "
-          f"{r['ratio_1ms_p50']:.2f} |")
-
-print("\n### Cold buffered io_uring reads: sleeps inside the submitting io_uring_enter()\n")
-print("| kernel | reads | completed in submit | by io-wq | submits that slept "
-      "| submit p50 µs | submit p99 µs | submit max µs |")
-print("|---" * 8 + "|")
-for k in kernels:
-    u = block[k].get("uring")
-    if u is None:
-        continue
-    s = u["submit_us"]
-    print(f"| {k} | {u['calls']} | {u['in_submit']} | {u['by_worker']} | **{u['slept']}** | "
-          f"{us(s['p50'])} | {us(s['p99'])} | {us(s['max'])} |")
-
-
-netfs = {k: load("blockstat-netfs", k) for k in kernels}
-print(f"\n### Flagged 16 KiB reads on network filesystems, slow server "
-      f"(its disk at {iops} reads/s; nfs, cifs and ceph also 50 ms netem delay)\n")
-print("| filesystem | kernel | phase | calls | hits | EAGAIN | calls that slept | miss p99 µs "
-      "| hit p99 µs |")
-print("|---" * 9 + "|")
-for fs in ("nfs3", "nfs4", "cifs", "fuse", "9p", "ocfs2", "ceph"):
+def read_tables(block):
+    print(f"\n### Flagged 16 KiB reads on fragmented ext4, disk throttled to {iops} reads/s\n")
+    print("| kernel | phase | calls | hits | EAGAIN | calls that slept | miss p50 µs "
+          "| miss p99 µs | miss max µs | hit p50 µs | hit p99 µs |")
+    print("|---" * 11 + "|")
     for k in kernels:
-        if fs not in netfs[k]:
-            print(f"| {fs} | {k} | - | RWF_NOWAIT refused (EOPNOTSUPP) or not mounted | | | | | |")
-            continue
-        for ph in netfs[k][fs]["phases"]:
+        for ph in block[k]["phases"]:
             m, h = ph["eagain_us"], ph["hit_us"]
-            print(f"| {fs} | {k} | {ph['name']} | {ph['calls']} | {ph['hits']} | {ph['eagain']} | "
-                  f"**{ph['slept']}** | {us(m['p99'])} | {us(h['p99'])} |")
+            print(f"| {k} | {ph['name']} | {ph['calls']} | {ph['hits']} | {ph['eagain']} | "
+                  f"**{ph['slept']}** | {us(m['p50'])} | {us(m['p99'])} | {us(m['max'])} | "
+                  f"{us(h['p50'])} | {us(h['p99'])} |")
+
+    replay = {k: next((ph["hits"] for ph in block[k]["phases"] if ph["name"] == "replay"), None)
+              for k in kernels}
+    if None not in replay.values() and replay["stock"]:
+        print(f"\nThe cold phase's offsets read again with the flag after the settle time "
+              f"(replay): patched hits {replay['patched']}, stock {replay['stock']}, "
+              f"ratio **{replay['patched'] / replay['stock']:.2f}** (goal: at least 0.90, "
+              f"the readahead a miss hands off is done).")
+
+    print("\n### Does the miss help the blocking retry? (16 KiB pread after drop_caches, µs)\n")
+    print("| kernel | cold pread p50 | flagged miss p50 | pread right after the miss p50 "
+          "| pread 1 ms after the miss p50 | ratio (1 ms) to cold |")
+    print("|---" * 6 + "|")
+    for k in kernels:
+        r = block[k]["retry"]
+        print(f"| {k} | {us(r['cold_us']['p50'])} | {us(r['flagged_miss_us']['p50'])} | "
+              f"{us(r['after_miss_us']['p50'])} | {us(r['after_miss_1ms_us']['p50'])} | "
+              f"{r['ratio_1ms_p50']:.2f} |")
+
+    print("\n### Cold buffered io_uring reads: sleeps inside the submitting io_uring_enter()\n")
+    print("| kernel | reads | completed in submit | by io-wq | submits that slept "
+          "| submit p50 µs | submit p99 µs | submit max µs |")
+    print("|---" * 8 + "|")
+    for k in kernels:
+        u = block[k].get("uring")
+        if u is None:
+            continue
+        s = u["submit_us"]
+        print(f"| {k} | {u['calls']} | {u['in_submit']} | {u['by_worker']} | **{u['slept']}** | "
+              f"{us(s['p50'])} | {us(s['p99'])} | {us(s['max'])} |")
+
+
+def netfs_tables(netfs):
+    print(f"\n### Flagged 16 KiB reads on network filesystems, slow server "
+          f"(its disk at {iops} reads/s; nfs, cifs and ceph also 50 ms netem delay)\n")
+    print("| filesystem | kernel | phase | calls | hits | EAGAIN | calls that slept | miss p99 µs "
+          "| hit p99 µs |")
+    print("|---" * 9 + "|")
+    for fs in ("nfs3", "nfs4", "cifs", "fuse", "9p", "ocfs2", "ceph"):
+        for k in kernels:
+            if fs not in netfs[k]:
+                print(f"| {fs} | {k} | - | RWF_NOWAIT refused (EOPNOTSUPP) or not mounted "
+                      "| | | | | |")
+                continue
+            for ph in netfs[k][fs]["phases"]:
+                m, h = ph["eagain_us"], ph["hit_us"]
+                print(f"| {fs} | {k} | {ph['name']} | {ph['calls']} | {ph['hits']} | "
+                      f"{ph['eagain']} | **{ph['slept']}** | {us(m['p99'])} | {us(h['p99'])} |")
+
+
+LOCAL_FS = ("ext4", "xfs", "btrfs", "tmpfs", "vfat", "exfat", "ext2", "ovl")
+
+
+def pressure(ph):
+    """Share of the dirty samples over the freerun line, across phases; None with
+    fewer than 10 (phases refused at once), or from a run that did not count them."""
+    n = sum(p.get("pressure_samples", 0) for p in ph)
+    over = sum(p.get("pressure_over", 0) for p in ph)
+    return round(100 * over / n, 1) if n >= 10 else None
+
+
+def wsum(r):
+    """One filesystem's three write phases, added up."""
+    ph = r["phases"]
+    s = {key: sum(p[key] for p in ph)
+         for key in ("calls", "written", "short", "eagain", "other", "slept")}
+    s["by_phase"] = {p["name"]: p["written"] for p in ph}
+    s["other_errno"] = sorted({p["other_errno"] for p in ph if p["other_errno"]})
+    p50 = [p["written_us"]["p50"] for p in ph if p["written_us"]["p50"] is not None]
+    p99 = [p["written_us"]["p99"] for p in ph if p["written_us"]["p99"] is not None]
+    s["written_p50_us"] = max(p50) if p50 else None
+    s["written_p99_us"] = max(p99) if p99 else None
+    s["pressure_pct"] = pressure(ph)
+    return s
+
+
+def other(n, errnos):
+    return f"{n} ({', '.join(errnos)})" if n else "0"
+
+
+def pct(v):
+    return "-" if v is None else f"{v:.0f}%"
+
+
+def write_cells(r):
+    """One filesystem's write phases and cost rounds as table cells."""
+    s = wsum(r)
+    bp = s["by_phase"]
+    c = r["cost"]
+    if c["ratio_median"] is None:
+        cost = f"refused ({c['refused'] or 'no flagged write succeeded'})"
+    else:
+        cost = (f"{c['ratio_median']:.2f} ({c['ratio_min']:.2f}–{c['ratio_max']:.2f}, "
+                f"{c['valid_rounds']} rounds)")
+    return {"calls": str(s["calls"]),
+            "written": f"{s['written']} ({bp.get('overwrite', 0)} / {bp.get('append', 0)} / "
+                       f"{bp.get('extend', 0)})",
+            "short": str(s["short"]), "eagain": str(s["eagain"]),
+            "other": other(s["other"], s["other_errno"]), "slept": str(s["slept"]),
+            "p50": us(s["written_p50_us"]), "p99": us(s["written_p99_us"]),
+            "pressure": pct(s["pressure_pct"]),
+            "cost": cost, "plain": us(c["plain_p50_us"]), "flagged": us(c["flagged_p50_us"])}
+
+
+def log_cells(lg):
+    """One filesystem's logger run as table cells."""
+    c = lg["calls"]
+    return {"records": f"{c['calls']} in {lg['seconds']:.0f} s",
+            "inline": f"{lg['inline_pct']:.1f}%",
+            "eagain": str(c["eagain"]),
+            "other": other(c["other"], [c["other_errno"]] if c["other_errno"] else []),
+            "slept": str(c["slept"]), "p99": us(c["written_us"]["p99"]),
+            "pressure": pct(pressure([c]))}
+
+
+def arrow_table(head, rows, keys):
+    """One row a filesystem, each cell stock → patched (one value where they agree);
+    rows[fs][kernel] is None where that kernel's run has no such filesystem."""
+    print("| filesystem | " + " | ".join(head) + " |")
+    print("|---" * (len(head) + 1) + "|")
+    for fs, cells in rows.items():
+        row = []
+        for key in keys:
+            a, b = (("-" if cells[k] is None else cells[k][key]) for k in kernels)
+            row.append(a if a == b else f"{a} → **{b}**")
+        print(f"| {fs} | " + " | ".join(row) + " |")
+
+
+def write_tables(wr):
+    wfs = [fs for fs in LOCAL_FS if any(fs in wr[k] for k in kernels)]
+    if not wfs:
+        return
+    run = next(wr[k][fs] for k in ("patched", "stock") for fs in wfs if fs in wr[k])
+    cells = {fs: {k: write_cells(wr[k][fs]) if fs in wr[k] else None for k in kernels}
+             for fs in wfs}
+    logs = {fs: {k: log_cells(wr[k][fs]["log"]) if fs in wr[k] else None for k in kernels}
+            for fs in wfs}
+
+    disk = f", disk writes at {wbps >> 20} MiB/s" if wbps else ""
+    print(f"\n### Flagged 16 KiB writes under dirty pressure, stock → patched (vm.dirty_bytes "
+          f"{run['dirty_bytes'] >> 20} MiB, another process writing{disk})\n")
+    arrow_table(["calls", "written (overwrite / append / extend)", "short", "EAGAIN", "other",
+                 "calls that slept", "written p50 µs", "written p99 µs", "dirty pressure"], cells,
+                ["calls", "written", "short", "eagain", "other", "slept", "p50", "p99", "pressure"])
+    print("\nThe latency columns are the highest of the three phases'; dirty pressure is the share "
+          "of 10 ms samples of /proc/vmstat, during the phases, with dirty + writeback pages at or "
+          "over balance_dirty_pages()' freerun line (where writers start to be throttled); - where "
+          "the phases were over in less than 0.1 s (refused at once).")
+
+    print("\n### The cost of a flagged 16 KiB overwrite that succeeds, stock → patched\n")
+    arrow_table(["flagged / plain p50: median of rounds (min–max)", "plain p50 µs",
+                 "flagged p50 µs"], cells, ["cost", "plain", "flagged"])
+    print(f"\nEach round: {run['cost']['pairs']} pairs of a plain and a flagged pwritev2() "
+          "of 16 KiB over cached data, which first alternating, before the dirty pressure starts; "
+          "the ratio of the two medians. A pair whose flagged call did not write all is left out, "
+          "and a round with fewer than half its pairs has no ratio.")
+
+    lr = run["log"]
+    print(f"\n### A logger: 4 KiB O_APPEND records, {lr['rate']}/s for "
+          f"{lr['calls']['calls'] // lr['rate']} s, under dirty pressure, stock → patched\n")
+    arrow_table(["records", "written inline by the flagged call", "EAGAIN", "other",
+                 "calls that slept", "inline p99 µs", "dirty pressure"], logs,
+                ["records", "inline", "eagain", "other", "slept", "p99", "pressure"])
+    print("\nWhat the flagged call did not write (EAGAIN, EOPNOTSUPP, a short write) went to a "
+          "thread that wrote it blocking, as a logger's would. A run that took longer than "
+          f"{lr['calls']['calls'] // lr['rate']} s could not keep the rate (a starved guest).")
+
+    summary = {fs: {k: None if fs not in wr[k] else
+                    dict(wsum(wr[k][fs]), cost=wr[k][fs]["cost"], log=wr[k][fs]["log"])
+                    for k in kernels} for fs in wfs}
+    took = [fs for fs in wfs if (summary[fs]["patched"] or {}).get("written")]
+    if took:
+        print("\nPatched, the filesystems that took flagged writes: " + ", ".join(
+            f"{fs} {summary[fs]['patched']['slept']} slept in {summary[fs]['patched']['calls']}"
+            for fs in took) + " (goal: 0 in at least 10,000 each).")
+    with open(f"{out}/compare-write.json", "w") as f:
+        json.dump({"release": {k: next(iter(wr[k].values()))["release"] if wr[k] else None
+                               for k in kernels},
+                   "dirty_bytes": run["dirty_bytes"], "write_bps": wbps or None,
+                   "io_bytes": run["io_bytes"], "filesystems": summary}, f, indent=1)
+        f.write("\n")
+
+
+for kind, tables in (("probe", probe_tables), ("blockstat", read_tables),
+                    ("blockstat-netfs", netfs_tables), ("blockstat-write", write_tables)):
+    runs = load(kind)
+    if runs:
+        tables(runs)

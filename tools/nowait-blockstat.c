@@ -7,9 +7,13 @@
  * data sleep inside io_uring_enter(), which should hand them to io-wq?
  * With --netfs, for a network filesystem behind a slow server, it runs the
  * cold and the warm phase only: the others time the server's disk.
- * Runs as root (it writes /proc/sys/vm/drop_caches).  It is a
- * measurement, not a test: it exits 0 whatever the figures are, 77 when the
- * filesystem refuses RWF_NOWAIT, 1 on a setup error.
+ * With --write, the same questions for flagged writes under dirty pressure
+ * on one filesystem, the cost of a flagged write against a plain one, and
+ * how much of a logger's output the flagged call writes inline.
+ * Runs as root (it writes /proc/sys/vm/drop_caches, and --write the dirty
+ * limits, which it puts back).  It is a measurement, not a test: it exits 0
+ * whatever the figures are, 77 when the filesystem refuses RWF_NOWAIT reads
+ * (--write counts a refusal as its answer), 1 on a setup error.
  *
  * Build: gcc -std=gnu11 -Wall -Wextra -Werror -O2 -static [-m32]
  */
@@ -17,6 +21,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
@@ -32,10 +38,12 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "nowait_ring.h"
+#include "nowait_test.h"
 
 #ifndef RWF_NOWAIT
 #define RWF_NOWAIT 0x00000008	/* uapi value; older glibc headers lack it */
@@ -156,22 +164,25 @@ static void drop_caches(void)
 }
 
 /*
- * One flagged read.  A voluntary context switch during the call means the
- * caller slept; rusage is read outside the timed window so its cost does
- * not count.
+ * One flagged read or write of @len bytes.  A voluntary context switch
+ * during the call means the caller slept; rusage is read outside the timed
+ * window so its cost does not count.
  */
-static enum cls flagged(int fd, void *buf, off_t off, int64_t *ns, bool *slept,
-			int *err)
+static enum cls flagged_rw(bool write, int fd, void *buf, size_t len, off_t off,
+			   int64_t *ns, bool *slept, int *err, ssize_t *done)
 {
-	struct iovec iov = { buf, IO };
+	struct iovec iov = { buf, len };
 	long cs = nvcsw();
 	int64_t t = now_ns();
-	ssize_t n = preadv2(fd, &iov, 1, off, RWF_NOWAIT);
+	ssize_t n = write ? pwritev2(fd, &iov, 1, off, RWF_NOWAIT) :
+			    preadv2(fd, &iov, 1, off, RWF_NOWAIT);
 
 	*err = errno;
 	*ns = now_ns() - t;
 	*slept = nvcsw() > cs;
-	if (n == IO)
+	if (done)
+		*done = n;
+	if (n == (ssize_t)len)
 		return HIT;
 	if (n > 0)
 		return SHORT;
@@ -181,6 +192,12 @@ static enum cls flagged(int fd, void *buf, off_t off, int64_t *ns, bool *slept,
 	if (n == 0)
 		*err = 0;
 	return OTHER;
+}
+
+static enum cls flagged(int fd, void *buf, off_t off, int64_t *ns, bool *slept,
+			int *err)
+{
+	return flagged_rw(false, fd, buf, IO, off, ns, slept, err, NULL);
 }
 
 static int64_t plain_read(int fd, void *buf, off_t off)
@@ -292,12 +309,38 @@ static double pct_us(const int64_t *v, size_t n, unsigned p)
 	return v[rank ? rank - 1 : 0] / 1000.0;
 }
 
+static void phase_alloc(struct phase *ph, unsigned calls)
+{
+	for (int c = 0; c < 4; c++)
+		ph->ns[c] = xcalloc(calls, sizeof(int64_t));
+}
+
+/* Count one flagged call of the phase. */
+static void phase_add(struct phase *ph, enum cls c, int64_t ns, bool slept,
+		      int err)
+{
+	ph->ns[c][ph->n[c]++] = ns;
+	ph->slept += slept;
+	if (c == OTHER)
+		ph->other_errno = err;
+}
+
+static void phase_sort(struct phase *ph)
+{
+	for (int c = 0; c < 4; c++)
+		qsort(ph->ns[c], ph->n[c], sizeof(int64_t), cmp64);
+}
+
+static unsigned phase_calls(const struct phase *ph)
+{
+	return ph->n[HIT] + ph->n[SHORT] + ph->n[MISS] + ph->n[OTHER];
+}
+
 static void run_phase(struct phase *ph, const int fd[2], off_t size,
 		      unsigned calls, uint64_t seed, void *buf)
 {
 	ph->cached = cached_pct(fd, size);
-	for (int c = 0; c < 4; c++)
-		ph->ns[c] = xcalloc(calls, sizeof(int64_t));
+	phase_alloc(ph, calls);
 	for (unsigned i = 0; i < calls; i++) {
 		int f, err;
 		off_t off;
@@ -307,13 +350,9 @@ static void run_phase(struct phase *ph, const int fd[2], off_t size,
 
 		pick(&seed, fd, size, &f, &off);
 		c = flagged(f, buf, off, &ns, &slept, &err);
-		ph->ns[c][ph->n[c]++] = ns;
-		ph->slept += slept;
-		if (c == OTHER)
-			ph->other_errno = err;
+		phase_add(ph, c, ns, slept, err);
 	}
-	for (int c = 0; c < 4; c++)
-		qsort(ph->ns[c], ph->n[c], sizeof(int64_t), cmp64);
+	phase_sort(ph);
 }
 
 /* A flagged read at a random offset, for the retry samples to follow. */
@@ -447,8 +486,8 @@ static void print_table(const struct phase *ph, int nph, const struct uring *u,
 		const struct phase *p = &ph[i];
 
 		printf("%-10s %5.1f%% %6u %6u %6u %6u %6u %6u |", p->name,
-		       p->cached, p->n[HIT] + p->n[SHORT] + p->n[MISS] + p->n[OTHER],
-		       p->n[HIT], p->n[SHORT], p->n[MISS], p->n[OTHER], p->slept);
+		       p->cached, phase_calls(p), p->n[HIT], p->n[SHORT],
+		       p->n[MISS], p->n[OTHER], p->slept);
 		print_us(pct_us(p->ns[MISS], p->n[MISS], 50));
 		print_us(pct_us(p->ns[MISS], p->n[MISS], 99));
 		print_us(pct_us(p->ns[MISS], p->n[MISS], 100));
@@ -518,12 +557,19 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void json_us(FILE *f, const char *key, double us, const char *sep)
+/* A number with @prec decimals; a negative one is null (not measured). */
+static void json_num(FILE *f, const char *key, double v, int prec,
+		     const char *sep)
 {
-	if (us < 0)
+	if (v < 0)
 		fprintf(f, "\"%s\": null%s", key, sep);
 	else
-		fprintf(f, "\"%s\": %.1f%s", key, us, sep);
+		fprintf(f, "\"%s\": %.*f%s", key, prec, v, sep);
+}
+
+static void json_us(FILE *f, const char *key, double us, const char *sep)
+{
+	json_num(f, key, us, 1, sep);
 }
 
 static void json_dist(FILE *f, const char *key, const int64_t *v, size_t n,
@@ -536,13 +582,10 @@ static void json_dist(FILE *f, const char *key, const int64_t *v, size_t n,
 	fputs(sep, f);
 }
 
-static void write_json(const char *path, const char *release, const char *dir,
-		       unsigned mib, uint64_t seed, const uint64_t ext[2],
-		       const struct phase *ph, int nph, const struct uring *u,
-		       const struct retry *r)
+/* A JSON report, up to its "dir" member. */
+static FILE *json_open(const char *path, const char *release, const char *dir)
 {
 	FILE *f = fopen(path, "w");
-	unsigned k = r ? r->samples : 0;
 
 	if (!f)
 		die_sys("%s", path);
@@ -550,6 +593,17 @@ static void write_json(const char *path, const char *release, const char *dir,
 	json_str(f, release);
 	fprintf(f, ",\n  \"dir\": ");
 	json_str(f, dir);
+	return f;
+}
+
+static void write_json(const char *path, const char *release, const char *dir,
+		       unsigned mib, uint64_t seed, const uint64_t ext[2],
+		       const struct phase *ph, int nph, const struct uring *u,
+		       const struct retry *r)
+{
+	FILE *f = json_open(path, release, dir);
+	unsigned k = r ? r->samples : 0;
+
 	fprintf(f, ",\n  \"size_mib\": %u, \"io_bytes\": %d, \"seed\": %" PRIu64
 		", \"extents\": [%" PRIu64 ", %" PRIu64 "],\n  \"phases\": [\n",
 		mib, IO, seed, ext[0], ext[1]);
@@ -559,9 +613,8 @@ static void write_json(const char *path, const char *release, const char *dir,
 		fprintf(f, "    {\"name\": \"%s\", \"cached_pct\": %.1f, "
 			"\"calls\": %u, \"hits\": %u, \"short\": %u, "
 			"\"eagain\": %u, \"other\": %u, \"slept\": %u,\n     ",
-			p->name, p->cached,
-			p->n[HIT] + p->n[SHORT] + p->n[MISS] + p->n[OTHER],
-			p->n[HIT], p->n[SHORT], p->n[MISS], p->n[OTHER],
+			p->name, p->cached, phase_calls(p), p->n[HIT],
+			p->n[SHORT], p->n[MISS], p->n[OTHER],
 			p->slept);
 		json_dist(f, "eagain_us", p->ns[MISS], p->n[MISS], 99, ", ");
 		json_dist(f, "hit_us", p->ns[HIT], p->n[HIT], 99, "}");
@@ -594,11 +647,649 @@ out:
 		die_sys("%s", path);
 }
 
+/*
+ * --write: flagged 16 KiB pwritev2() calls on one filesystem, while another
+ * process dirties memory under a small vm.dirty_bytes.  Three phases:
+ * overwrites of cached data, O_APPEND appends (EOF never page-aligned, so
+ * each fills a cached partial page and goes on into new ones) and
+ * page-aligned extensions into new pages; then a logger: 4 KiB O_APPEND
+ * records at a steady rate, written inline by the flagged call or handed
+ * to a thread.  Before the pressure starts, the cost of a flagged write
+ * that succeeds against a plain one.  Whatever the kernel answers is
+ * counted: EOPNOTSUPP filesystems show as such.
+ */
+#define WFILE (16 << 20)	/* overwrite file; growing files wrap here */
+#define APPEND_HEAD 1000	/* append phase: EOF is never page-aligned */
+#define REC 4096		/* logging workload record */
+#define DIRTY_CHUNK (256 * 1024)	/* the dirtier's plain writes... */
+#define DIRTY_RING (16 << 20)	/* ...cycling through a file this big */
+#define COST_ROUNDS_MAX 64
+
+enum wkind { OVERWRITE, APPEND, EXTEND };
+
+/* The dirtier's progress and its /proc/vmstat samples: shared memory. */
+struct dirty_stats {
+	_Atomic uint64_t bytes;		/* written by the dirtier */
+	_Atomic uint64_t samples;	/* of /proc/vmstat, every 10 ms */
+	_Atomic uint64_t over;		/* dirty + writeback at or over freerun */
+	_Atomic uint64_t max_kib;	/* highest dirty + writeback */
+};
+
+/* The dirtier across one phase. */
+struct pressure {
+	uint64_t bytes, samples, over;
+};
+
+struct wphase {
+	struct phase ph;	/* n[HIT]: written in full */
+	struct pressure p;
+};
+
+/* Flagged against plain overwrites of cached data, in rounds. */
+struct wcost {
+	unsigned rounds, pairs, valid, discarded;
+	int refused;		/* errno of the last flagged call that failed */
+	double ratio[COST_ROUNDS_MAX];	/* per valid round, sorted */
+	double plain_us[COST_ROUNDS_MAX], flagged_us[COST_ROUNDS_MAX];
+};
+
+struct wlog {
+	unsigned rate, records, late, handed;
+	double seconds;
+	bool length_ok;		/* the file holds every record at the end */
+	struct phase ph;	/* n[HIT]: written inline */
+	struct pressure p;
+};
+
+/* The sysctls --write changes, to put back at exit. */
+static const char *const dirty_knobs[] = {
+	"dirty_bytes", "dirty_background_bytes", "dirty_ratio",
+	"dirty_background_ratio",
+};
+static char dirty_saved[4][32];
+static bool dirty_changed;
+static pid_t dirtier_pid[2];	/* the dirtier and its sampler */
+static struct dirty_stats *dstats;
+
+static void sysctl_vm(const char *knob, char *val, size_t n, bool set)
+{
+	char path[128];
+	int fd;
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/sys/vm/%s", knob);
+	fd = open(path, set ? O_WRONLY : O_RDONLY);
+	if (fd < 0)
+		die_sys("%s", path);
+	len = set ? write(fd, val, strlen(val)) : read(fd, val, n - 1);
+	if (len < 0)
+		die_sys("%s", path);
+	if (!set)
+		val[len] = '\0';
+	close(fd);
+}
+
+/*
+ * Put the dirty limits back: a byte limit where one was set, else the
+ * ratio (writing one zeroes the other).
+ */
+static void dirty_restore(void)
+{
+	for (int i = 0; i < 2; i++)
+		if (dirtier_pid[i] > 0) {
+			kill(dirtier_pid[i], SIGKILL);
+			waitpid(dirtier_pid[i], NULL, 0);
+			dirtier_pid[i] = 0;
+		}
+	if (!dirty_changed)
+		return;
+	dirty_changed = false;
+	for (int i = 0; i < 2; i++)
+		sysctl_vm(dirty_knobs[atoi(dirty_saved[i]) ? i : i + 2],
+			  dirty_saved[atoi(dirty_saved[i]) ? i : i + 2], 0, true);
+}
+
+static void dirty_limit(unsigned mib)
+{
+	char v[32];
+
+	for (int i = 0; i < 4; i++)
+		sysctl_vm(dirty_knobs[i], dirty_saved[i], sizeof(dirty_saved[i]),
+			  false);
+	dirty_changed = true;
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)mib << 18);
+	sysctl_vm("dirty_background_bytes", v, 0, true);
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)mib << 20);
+	sysctl_vm("dirty_bytes", v, 0, true);
+}
+
+/* Pages dirty and under writeback, and the freerun line of the limits. */
+static bool dirty_now(uint64_t *pages, uint64_t *freerun)
+{
+	static const char *const keys[] = {
+		"nr_dirty", "nr_writeback", "nr_dirty_threshold",
+		"nr_dirty_background_threshold",
+	};
+	unsigned long long v[4] = { 0 };
+	unsigned found = 0;
+	char line[128], key[64];
+	unsigned long long x;
+	FILE *f = fopen("/proc/vmstat", "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		for (int i = 0; i < 4; i++)
+			if (sscanf(line, "%63s %llu", key, &x) == 2 &&
+			    !strcmp(key, keys[i])) {
+				v[i] = x;
+				found |= 1u << i;
+			}
+	fclose(f);
+	*pages = v[0] + v[1];
+	/* balance_dirty_pages() throttles nobody below this line */
+	*freerun = (v[2] + v[3]) / 2;
+	return found == 15;
+}
+
+/*
+ * Another process dirtying memory: plain 256 KiB overwrites round a 16 MiB
+ * file, @fd, written whole before (so that allocating it, which reads
+ * metadata from the throttled disk on vfat, does not pace the dirtier), for
+ * as long as the measurement runs.  It sleeps in balance_dirty_pages() as
+ * any writer over the limit does.  A third process samples /proc/vmstat
+ * every 10 ms, so that the pressure is known whether the dirtier is
+ * writing or throttled.
+ */
+static void dirtier_start(int fd)
+{
+	char *chunk;
+
+	dstats = mmap(NULL, sizeof(*dstats), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (dstats == MAP_FAILED)
+		die_sys("mmap");
+	chunk = xcalloc(1, DIRTY_CHUNK);
+	memset(chunk, 'D', DIRTY_CHUNK);
+	dirtier_pid[0] = fork();
+	if (dirtier_pid[0] < 0)
+		die_sys("fork");
+	if (!dirtier_pid[0])
+		for (off_t off = 0;; off = (off + DIRTY_CHUNK) % DIRTY_RING) {
+			if (pwrite(fd, chunk, DIRTY_CHUNK, off) != DIRTY_CHUNK) {
+				perror("nowait-blockstat: dirtier");
+				_exit(1);
+			}
+			dstats->bytes += DIRTY_CHUNK;
+		}
+	free(chunk);
+	dirtier_pid[1] = fork();
+	if (dirtier_pid[1] < 0)
+		die_sys("fork");
+	if (dirtier_pid[1])
+		return;
+	for (;; usleep(10000)) {
+		uint64_t pages, freerun;
+
+		if (!dirty_now(&pages, &freerun))
+			continue;
+		dstats->samples++;
+		dstats->over += pages >= freerun;
+		if (pages * (PAGE / 1024) > dstats->max_kib)
+			dstats->max_kib = pages * (PAGE / 1024);
+	}
+}
+
+static struct pressure pressure_now(void)
+{
+	for (int i = 0; i < 2; i++)
+		if (waitpid(dirtier_pid[i], NULL, WNOHANG))
+			die("the dirtier or its sampler stopped");
+	return (struct pressure){ dstats->bytes, dstats->samples, dstats->over };
+}
+
+static struct pressure pressure_since(struct pressure a)
+{
+	struct pressure b = pressure_now();
+
+	return (struct pressure){ b.bytes - a.bytes, b.samples - a.samples,
+				  b.over - a.over };
+}
+
+/*
+ * -1 when the phase was over before a tenth of a second's samples (as one
+ * that is refused with EOPNOTSUPP is): too few to tell.
+ */
+#define PRESSURE_MIN_SAMPLES 10
+
+static double pressure_pct(const struct pressure *p)
+{
+	if (p->samples < PRESSURE_MIN_SAMPLES)
+		return -1;
+	return 100.0 * p->over / p->samples;
+}
+
+static int wopen(const char *dir, const char *name, int flags, char *path,
+		 size_t n)
+{
+	int fd;
+
+	snprintf(path, n, "%s/%s", dir, name);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | flags, 0644);
+	if (fd < 0)
+		die_sys("open %s", path);
+	return fd;
+}
+
+static void wfill(int fd, off_t len, char c)
+{
+	char *chunk = xcalloc(1, WCHUNK);
+
+	memset(chunk, c, WCHUNK);
+	for (off_t off = 0; off < len; off += WCHUNK) {
+		size_t n = len - off < WCHUNK ? (size_t)(len - off) : WCHUNK;
+
+		if (pwrite(fd, chunk, n, off) != (ssize_t)n)
+			die_sys("setup write");
+	}
+	if (fsync(fd))
+		die_sys("fsync");
+	free(chunk);
+}
+
+static off_t wslot(uint64_t *seed)
+{
+	return (off_t)(rnd(seed) % (WFILE / IO)) * IO;
+}
+
+/* One phase of flagged 16 KiB writes of one kind; growing files wrap. */
+static void run_wphase(struct wphase *w, int fd, enum wkind kind,
+		       unsigned calls, uint64_t seed, void *buf)
+{
+	off_t start = kind == APPEND ? APPEND_HEAD : 0, size = start;
+	struct pressure p0;
+
+	if (kind != OVERWRITE) {
+		if (ftruncate(fd, 0))
+			die_sys("ftruncate");
+		wfill(fd, start, 'H');
+	}
+	phase_alloc(&w->ph, calls);
+	p0 = pressure_now();
+	for (unsigned i = 0; i < calls; i++) {
+		off_t off = kind == OVERWRITE ? wslot(&seed) :
+			    kind == APPEND ? -1 : size;
+		int64_t ns;
+		ssize_t done;
+		bool slept;
+		int err;
+		enum cls c;
+
+		/* Not timed: a blocking truncate back to the start. */
+		if (kind != OVERWRITE && size + IO > WFILE) {
+			if (ftruncate(fd, start))
+				die_sys("ftruncate");
+			size = start;
+			off = kind == APPEND ? -1 : size;
+		}
+		c = flagged_rw(true, fd, buf, IO, off, &ns, &slept, &err, &done);
+		phase_add(&w->ph, c, ns, slept, err);
+		if (done > 0)
+			size += done;
+	}
+	w->p = pressure_since(p0);
+	phase_sort(&w->ph);
+}
+
+static int64_t timed_write(int fd, void *buf, off_t off, int flags,
+			   ssize_t *n, int *err)
+{
+	struct iovec iov = { buf, IO };
+	int64_t t = now_ns();
+
+	*n = pwritev2(fd, &iov, 1, off, flags);
+	*err = errno;
+	return now_ns() - t;
+}
+
+static int cmpd(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The cost of a flagged write that succeeds: in each round, pairs of a
+ * plain and a flagged 16 KiB overwrite of cached data (random slots; which
+ * goes first alternates), and the ratio of the two medians.  A pair whose
+ * flagged call did not write all is left out; a round with fewer than half
+ * its pairs left has no ratio.  Both calls are pwritev2(), flags 0 against
+ * RWF_NOWAIT, so the flag is all that differs.
+ */
+static void run_cost(struct wcost *c, int fd, uint64_t seed, void *buf)
+{
+	int64_t *plain = xcalloc(c->pairs, sizeof(int64_t));
+	int64_t *flag = xcalloc(c->pairs, sizeof(int64_t));
+
+	for (unsigned r = 0; r < c->rounds; r++) {
+		unsigned n = 0;
+
+		for (unsigned i = 0; i < c->pairs; i++) {
+			off_t a = wslot(&seed), b = wslot(&seed);
+			ssize_t np, nf;
+			int64_t tp, tf;
+			int ep, ef;
+
+			if ((i + r) & 1) {
+				tf = timed_write(fd, buf, a, RWF_NOWAIT, &nf, &ef);
+				tp = timed_write(fd, buf, b, 0, &np, &ep);
+			} else {
+				tp = timed_write(fd, buf, a, 0, &np, &ep);
+				tf = timed_write(fd, buf, b, RWF_NOWAIT, &nf, &ef);
+			}
+			if (np != IO) {
+				errno = ep;
+				die_sys("plain write");
+			}
+			if (nf != IO) {
+				c->discarded++;
+				c->refused = nf < 0 ? ef : 0;
+				continue;
+			}
+			plain[n] = tp;
+			flag[n++] = tf;
+		}
+		if (n < c->pairs / 2)
+			continue;
+		qsort(plain, n, sizeof(int64_t), cmp64);
+		qsort(flag, n, sizeof(int64_t), cmp64);
+		c->plain_us[c->valid] = pct_us(plain, n, 50);
+		c->flagged_us[c->valid] = pct_us(flag, n, 50);
+		c->ratio[c->valid] = c->flagged_us[c->valid] / c->plain_us[c->valid];
+		c->valid++;
+	}
+	qsort(c->ratio, c->valid, sizeof(double), cmpd);
+	qsort(c->plain_us, c->valid, sizeof(double), cmpd);
+	qsort(c->flagged_us, c->valid, sizeof(double), cmpd);
+	free(plain);
+	free(flag);
+}
+
+/* Median of a sorted array of doubles; -1 when empty. */
+static double median(const double *v, unsigned n)
+{
+	if (!n)
+		return -1;
+	return n & 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The logger's thread: writes what the flagged call left, blocking. */
+struct handoff {
+	int pipe, fd;
+	unsigned errors;
+};
+
+static void *handoff_main(void *arg)
+{
+	struct handoff *h = arg;
+	char *rec = xcalloc(1, REC);
+	uint32_t len;
+
+	memset(rec, 'l', REC);
+	while (read(h->pipe, &len, sizeof(len)) == sizeof(len))
+		if (write(h->fd, rec, len) != (ssize_t)len)
+			h->errors++;
+	free(rec);
+	return NULL;
+}
+
+/*
+ * A logger: one 4 KiB O_APPEND record every 1/rate s (absolute deadlines,
+ * no catching up in bursts), each tried with RWF_NOWAIT; what the flagged
+ * call did not write goes down a pipe to a thread that writes it blocking.
+ */
+static void run_log(struct wlog *l, const char *path, void *buf)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+	int64_t period = 1000000000 / l->rate, next, t0;
+	struct handoff h = { .fd = open(path, O_WRONLY | O_APPEND) };
+	struct pressure p0;
+	struct stat st;
+	pthread_t th;
+	int pfd[2];
+
+	if (fd < 0 || h.fd < 0)
+		die_sys("open %s", path);
+	if (pipe(pfd))
+		die_sys("pipe");
+	h.pipe = pfd[0];
+	if ((errno = pthread_create(&th, NULL, handoff_main, &h)))
+		die_sys("pthread_create");
+	phase_alloc(&l->ph, l->records);
+	p0 = pressure_now();
+	t0 = next = now_ns();
+	for (unsigned i = 0; i < l->records; i++, next += period) {
+		struct timespec ts = { next / 1000000000, next % 1000000000 };
+		uint32_t rest;
+		int64_t ns;
+		ssize_t done;
+		bool slept;
+		int err;
+		enum cls c;
+
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL))
+			;
+		l->late += now_ns() - next > period;
+		c = flagged_rw(true, fd, buf, REC, -1, &ns, &slept, &err, &done);
+		phase_add(&l->ph, c, ns, slept, err);
+		if (c == HIT)
+			continue;
+		rest = REC - (done > 0 ? done : 0);
+		if (write(pfd[1], &rest, sizeof(rest)) != sizeof(rest))
+			die_sys("pipe write");
+		l->handed++;
+	}
+	close(pfd[1]);
+	pthread_join(th, NULL);
+	l->seconds = (now_ns() - t0) / 1e9;
+	l->p = pressure_since(p0);
+	phase_sort(&l->ph);
+	l->length_ok = !h.errors && !fstat(fd, &st) &&
+		       st.st_size == (off_t)l->records * REC;
+	close(pfd[0]);
+	close(h.fd);
+	close(fd);
+}
+
+static void print_wrow(const char *name, const struct phase *p,
+		       const struct pressure *pr)
+{
+	printf("%-10s %6u %7u %6u %6u %6u %6u |", name, phase_calls(p),
+	       p->n[HIT], p->n[SHORT], p->n[MISS], p->n[OTHER], p->slept);
+	print_us(pct_us(p->ns[HIT], p->n[HIT], 50));
+	print_us(pct_us(p->ns[HIT], p->n[HIT], 99));
+	print_us(pct_us(p->ns[HIT], p->n[HIT], 100));
+	print_us(pct_us(p->ns[MISS], p->n[MISS], 99));
+	if (pressure_pct(pr) >= 0)
+		printf(" | %5.1f%%", pressure_pct(pr));
+	else
+		printf(" | %6s", "-");
+	printf(" %6.1f\n", pr->bytes / 1048576.0);
+	if (p->n[OTHER])
+		printf("%-10s other: last was %s\n", "",
+		       p->other_errno ? nowait_errname(p->other_errno) :
+		       "a 0 return");
+}
+
+static void print_wtables(const struct wphase *w, int nw, const struct wcost *c,
+			  const struct wlog *l)
+{
+	printf("\n%-10s %6s %7s %6s %6s %6s %6s | %-26s %8s | %-14s\n", "", "",
+	       "", "", "", "", "", "written latency, us", "EAGAIN",
+	       "dirtier");
+	printf("%-10s %6s %7s %6s %6s %6s %6s | %8s %8s %8s %8s | %6s %6s\n",
+	       "phase", "calls", "written", "short", "EAGAIN", "other", "slept",
+	       "p50", "p99", "max", "p99 us", "over", "MiB");
+	for (int i = 0; i < nw; i++)
+		print_wrow(w[i].ph.name, &w[i].ph, &w[i].p);
+	print_wrow("log", &l->ph, &l->p);
+	printf("written: the flagged call wrote all 16 KiB (log: the 4 KiB record);\n"
+	       "over: the 10 ms samples with dirty + writeback at or over the freerun\n"
+	       "line of balance_dirty_pages() (-: fewer than %d), MiB: what the\n"
+	       "dirtier wrote meanwhile.\n", PRESSURE_MIN_SAMPLES);
+	printf("log: %u records at %u/s in %.1f s (%u late), %u handed to the thread,"
+	       " %.1f%% inline; file length %s\n", l->records, l->rate, l->seconds,
+	       l->late, l->handed,
+	       l->records ? 100.0 * l->ph.n[HIT] / l->records : 0,
+	       l->length_ok ? "right" : "WRONG");
+	printf("\ncost of a flagged 16 KiB overwrite that succeeds, %u rounds of %u pairs:\n",
+	       c->rounds, c->pairs);
+	if (!c->valid) {
+		printf("  no round with enough flagged writes that succeeded (last: %s)\n",
+		       c->refused ? nowait_errname(c->refused) : "short");
+		return;
+	}
+	printf("  flagged/plain p50 ratio: median %.3f, min %.3f, max %.3f "
+	       "(%u rounds; %u pairs left out); plain p50 %.1f us, flagged %.1f us\n",
+	       median(c->ratio, c->valid), c->ratio[0], c->ratio[c->valid - 1],
+	       c->valid, c->discarded, median(c->plain_us, c->valid),
+	       median(c->flagged_us, c->valid));
+}
+
+static void json_wphase(FILE *f, const char *name, const struct phase *p,
+			const struct pressure *pr)
+{
+	fprintf(f, "{\"name\": \"%s\", \"calls\": %u, \"written\": %u, "
+		"\"short\": %u, \"eagain\": %u, \"other\": %u, \"other_errno\": ",
+		name, phase_calls(p), p->n[HIT], p->n[SHORT], p->n[MISS],
+		p->n[OTHER]);
+	if (p->n[OTHER])
+		json_str(f, p->other_errno ? nowait_errname(p->other_errno) : "0");
+	else
+		fputs("null", f);
+	fprintf(f, ", \"slept\": %u,\n     ", p->slept);
+	json_dist(f, "written_us", p->ns[HIT], p->n[HIT], 99, ", ");
+	json_dist(f, "eagain_us", p->ns[MISS], p->n[MISS], 99, ",\n     ");
+	json_num(f, "pressure_pct", pressure_pct(pr), 1, ", ");
+	fprintf(f, "\"pressure_samples\": %" PRIu64 ", \"pressure_over\": %"
+		PRIu64 ", \"dirtier_mib\": %.1f}", pr->samples, pr->over,
+		pr->bytes / 1048576.0);
+}
+
+static void write_wjson(const char *path, const char *release, const char *dir,
+			const char *dirty_dir, unsigned dirty_mib,
+			const struct wphase *w, int nw, const struct wcost *c,
+			const struct wlog *l)
+{
+	FILE *f = json_open(path, release, dir);
+
+	fprintf(f, ",\n  \"dirty_dir\": ");
+	json_str(f, dirty_dir);
+	fprintf(f, ",\n  \"io_bytes\": %d, \"dirty_bytes\": %u, "
+		"\"dirty_background_bytes\": %u, \"dirty_max_kib\": %" PRIu64
+		",\n  \"phases\": [\n", IO, dirty_mib << 20, dirty_mib << 18,
+		(uint64_t)dstats->max_kib);
+	for (int i = 0; i < nw; i++) {
+		fputs("    ", f);
+		json_wphase(f, w[i].ph.name, &w[i].ph, &w[i].p);
+		fputs(i + 1 < nw ? ",\n" : "\n", f);
+	}
+	fprintf(f, "  ],\n  \"log\": {\"rate\": %u, \"record_bytes\": %d, "
+		"\"seconds\": %.1f, \"late\": %u, \"handed\": %u, "
+		"\"length_ok\": %s, \"inline_pct\": %.1f,\n    \"calls\": ",
+		l->rate, REC, l->seconds, l->late, l->handed,
+		l->length_ok ? "true" : "false",
+		l->records ? 100.0 * l->ph.n[HIT] / l->records : 0);
+	json_wphase(f, "log", &l->ph, &l->p);
+	fprintf(f, "},\n  \"cost\": {\"rounds\": %u, \"pairs\": %u, "
+		"\"valid_rounds\": %u, \"discarded\": %u, \"refused\": ",
+		c->rounds, c->pairs, c->valid, c->discarded);
+	if (c->valid || !c->discarded)
+		fputs("null", f);
+	else
+		json_str(f, c->refused ? nowait_errname(c->refused) : "short");
+	fputs(",\n    ", f);
+	json_num(f, "ratio_median", median(c->ratio, c->valid), 3, ", ");
+	json_num(f, "ratio_min", c->valid ? c->ratio[0] : -1, 3, ", ");
+	json_num(f, "ratio_max", c->valid ? c->ratio[c->valid - 1] : -1, 3,
+		 ",\n    ");
+	json_us(f, "plain_p50_us", median(c->plain_us, c->valid), ", ");
+	json_us(f, "flagged_p50_us", median(c->flagged_us, c->valid), "}\n}\n");
+	if (fclose(f))
+		die_sys("%s", path);
+}
+
+struct wopts {
+	const char *dir, *dirty_dir, *json;
+	unsigned calls, dirty_mib, rounds, pairs, rate, seconds;
+	uint64_t seed;
+};
+
+static int write_main(const struct wopts *o, const char *release)
+{
+	struct wphase w[3] = { { .ph.name = "overwrite" },
+			       { .ph.name = "append" },
+			       { .ph.name = "extend" } };
+	struct wcost c = { .rounds = o->rounds, .pairs = o->pairs };
+	struct wlog l = { .rate = o->rate, .records = o->rate * o->seconds,
+			  .ph.name = "log" };
+	char path[5][4096];
+	int fd[4];
+	char buf[IO] __attribute__((aligned(PAGE)));
+
+	memset(buf, 'W', sizeof(buf));
+	if (mkdir(o->dir, 0755) && errno != EEXIST)
+		die_sys("mkdir %s", o->dir);
+	if (mkdir(o->dirty_dir, 0755) && errno != EEXIST)
+		die_sys("mkdir %s", o->dirty_dir);
+	fd[0] = wopen(o->dir, "wstat-overwrite", 0, path[0], sizeof(path[0]));
+	fd[1] = wopen(o->dir, "wstat-append", O_APPEND, path[1], sizeof(path[1]));
+	fd[2] = wopen(o->dir, "wstat-extend", 0, path[2], sizeof(path[2]));
+	fd[3] = wopen(o->dirty_dir, "wstat-dirtier", 0, path[4], sizeof(path[4]));
+	snprintf(path[3], sizeof(path[3]), "%s/wstat-log", o->dir);
+	/* Written, so cached: every overwrite is of data in memory. */
+	wfill(fd[0], WFILE, 'O');
+	wfill(fd[3], DIRTY_RING, 'D');
+	printf("nowait-blockstat --write on %s: %s, flagged 16 KiB writes, %u per phase, "
+	       "vm.dirty_bytes %u MiB, dirtier in %s, seed %" PRIu64 "\n",
+	       release, o->dir, o->calls, o->dirty_mib, o->dirty_dir, o->seed);
+	fflush(stdout);
+
+	/* The cost first, with the machine's own dirty limits and no dirtier. */
+	run_cost(&c, fd[0], o->seed + 5, buf);
+
+	atexit(dirty_restore);
+	dirty_limit(o->dirty_mib);
+	dirtier_start(fd[3]);
+	/* Until the dirty pages first reach the freerun line (at most 10 s). */
+	for (int i = 0; i < 1000 && !dstats->over; i++)
+		usleep(10000);
+	for (int k = 0; k < 3; k++)
+		run_wphase(&w[k], fd[k], k, o->calls, o->seed + k, buf);
+	run_log(&l, path[3], buf);
+	dirty_restore();
+
+	print_wtables(w, 3, &c, &l);
+	if (o->json)
+		write_wjson(o->json, release, o->dir, o->dirty_dir, o->dirty_mib,
+			    w, 3, &c, &l);
+	for (int k = 0; k < 4; k++)
+		close(fd[k]);
+	for (int k = 0; k < 5; k++)
+		unlink(path[k]);
+	return 0;
+}
+
 static _Noreturn void usage(void)
 {
 	fprintf(stderr, "usage: nowait-blockstat [--dir DIR] [--size MIB] "
 		"[--calls N] [--samples K] [--seed S] [--settle SEC] [--netfs]\n"
-		"                        [--json FILE]\n");
+		"                        [--json FILE]\n"
+		"       nowait-blockstat --write [--dir DIR] [--dirty-dir DIR] "
+		"[--dirty-mib MIB] [--calls N]\n"
+		"                        [--rounds R] [--pairs P] [--log-rate N] "
+		"[--log-seconds S] [--seed S] [--json FILE]\n");
 	exit(2);
 }
 
@@ -625,8 +1316,19 @@ int main(int argc, char **argv)
 		{ "settle", required_argument, NULL, 'w' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "netfs", no_argument, NULL, 'S' },
+		{ "write", no_argument, NULL, 'W' },
+		{ "dirty-dir", required_argument, NULL, 'D' },
+		{ "dirty-mib", required_argument, NULL, 'M' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "pairs", required_argument, NULL, 'p' },
+		{ "log-rate", required_argument, NULL, 'R' },
+		{ "log-seconds", required_argument, NULL, 'T' },
 		{ 0 }
 	};
+	/* --write: 3 phases of 4000, so 12,000 flagged writes per filesystem */
+	struct wopts wo = { .dirty_mib = 4, .rounds = 9, .pairs = 400,
+			    .rate = 250, .seconds = 16 };
+	bool write_mode = false, calls_set = false;
 	bool netfs = false;
 	const char *dir = "/mnt/ext4", *json = NULL;
 	unsigned mib = 160, calls = 2000, samples = 50, settle = 20;
@@ -646,21 +1348,37 @@ int main(int argc, char **argv)
 		switch (o) {
 		case 'd': dir = optarg; break;
 		case 'm': mib = number(optarg, 1); break;
-		case 'n': calls = number(optarg, 1); break;
+		case 'n': calls = number(optarg, 1); calls_set = true; break;
 		case 'k': samples = number(optarg, 1); break;
 		case 's': seed = number(optarg, 0); break;
 		case 'w': settle = number(optarg, 0); break;
 		case 'j': json = optarg; break;
 		case 'S': netfs = true; break;
+		case 'W': write_mode = true; break;
+		case 'D': wo.dirty_dir = optarg; break;
+		case 'M': wo.dirty_mib = number(optarg, 1); break;
+		case 'r': wo.rounds = number(optarg, 1); break;
+		case 'p': wo.pairs = number(optarg, 2); break;
+		case 'R': wo.rate = number(optarg, 1); break;
+		case 'T': wo.seconds = number(optarg, 1); break;
 		default: usage();
 		}
 	}
-	if (optind != argc)
+	if (optind != argc || wo.rounds > COST_ROUNDS_MAX ||
+	    wo.dirty_mib > 1024 || wo.rate > 1000000)
 		usage();
+	uname(&uts);
+	if (write_mode) {
+		wo.dir = dir;
+		wo.dirty_dir = wo.dirty_dir ? wo.dirty_dir : dir;
+		wo.json = json;
+		wo.calls = calls_set ? calls : 4000;
+		wo.seed = seed;
+		return write_main(&wo, uts.release);
+	}
 	size = (off_t)mib << 20;
 	r.samples = samples;
 	memset(buf, 0, sizeof(buf));
-	uname(&uts);
 
 	if (mkdir(dir, 0755) && errno != EEXIST)
 		die_sys("mkdir %s", dir);
