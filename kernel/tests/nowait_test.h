@@ -927,6 +927,23 @@ static inline void nowait_loop_detach(int n)
 /* ---- kselftest_harness glue: these expand only inside the tests. ---- */
 
 /*
+ * One flagged write that must not sleep, whatever it returns; @flags are
+ * added to RWF_NOWAIT, and the result and errno pass through.
+ */
+#define NOWAIT_PWRITE(fd, buf, len, off, flags) ({			\
+	bool slept_;							\
+	ssize_t r_ = NOWAIT_MEASURE(slept_, nowait_pwritev2((fd), (buf), \
+					(len), (off), RWF_NOWAIT | (flags))); \
+	int e_ = errno;							\
+	EXPECT_FALSE(slept_)						\
+		TH_LOG("an RWF_NOWAIT write of %zu bytes at offset %jd slept (it returned %zd%s%s)", \
+		       (size_t)(len), (intmax_t)(off), r_,		\
+		       r_ < 0 ? ", " : "", r_ < 0 ? nowait_errname(e_) : ""); \
+	errno = e_;							\
+	r_;								\
+})
+
+/*
  * The per-filesystem variants. Adding a filesystem is one line here.
  * NOWAIT_FS_VARIANTS: the filesystems whose files carry FMODE_NOWAIT.
  * NOWAIT_FS_VARIANTS_RNOWAIT: those that take RWF_NOWAIT for buffered reads

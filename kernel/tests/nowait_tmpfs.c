@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RWF_NOWAIT reads of shmem files: a file on tmpfs and a memfd.
+ * RWF_NOWAIT reads and writes of shmem files: a file on tmpfs and a memfd.
  *
  * shmem_file_read_iter() looks each page up with shmem_get_folio_nowait()
  * for a NOWAIT read: a page in swap is a miss (EAGAIN, or the cached
@@ -12,6 +12,11 @@
  * the lock does not turn a hit into EAGAIN. fadvise cannot evict shmem, so
  * the misses here are real swap-outs (nowait_shmem_residency()): they need
  * an active swap area and the cgroup2 memory controller, and skip without.
+ *
+ * A NOWAIT write goes through shmem_write_begin(), which sees IOCB_NOWAIT:
+ * a page in swap stops it (EAGAIN, or the bytes before it) and has the
+ * worker swap it in, while a hole or a page past EOF is allocated without
+ * waiting for reclaim.
  */
 #include "kselftest_harness.h"
 #include "nowait_test.h"
@@ -262,6 +267,74 @@ TEST_F(shm, hit_while_a_writer_holds_the_folio_lock)
 		TH_LOG("%lu of %d reads of a cached page failed with EAGAIN beside a writer",
 		       eagain, LOCKED_READS);
 	free(page);
+}
+
+/*
+ * A flagged write stops before the first page in swap and returns the
+ * bytes before it; a write that starts in a swapped-out page, even a small
+ * one in its middle, is EAGAIN. Each page a write stopped at is swapped in
+ * by the worker, and then the same flagged write of the whole file is
+ * written at once.
+ */
+TEST_F(shm, write_stops_before_a_swapped_out_page)
+{
+	const off_t in_page5 = (off_t)(5 * self->pg + 10);
+	ssize_t r;
+
+	swap_out(_metadata, self, "RR.RR....");
+	nowait_fill(self->buf, (size_t)self->size, 0, self->f.seed + 1);
+	r = NOWAIT_PWRITE(self->f.fd, self->buf, (size_t)self->size, 0, 0);
+	ASSERT_EQ((ssize_t)(2 * self->pg), r)
+		TH_LOG("errno %s", nowait_errname(errno));
+	NOWAIT_ASSERT_ERRNO(NOWAIT_PWRITE(self->f.fd, self->buf + in_page5, 100,
+					  in_page5, 0), EAGAIN);
+	wait_swapped_in(_metadata, self, 2);
+	wait_swapped_in(_metadata, self, 5);
+
+	r = NOWAIT_PWRITE(self->f.fd, self->buf, (size_t)self->size, 0, 0);
+	ASSERT_EQ(self->size, r) TH_LOG("after the swap-in: errno %s",
+					nowait_errname(errno));
+	memset(self->buf, 0, (size_t)self->size);
+	ASSERT_EQ(self->size, pread(self->f.fd, self->buf,
+				    (size_t)self->size, 0));
+	NOWAIT_ASSERT_PATTERN(self->buf, (size_t)self->size, 0,
+			      self->f.seed + 1);
+}
+
+/*
+ * A flagged write into a hole and one that extends the file by new pages
+ * allocate them without sleeping, and read back what they wrote.
+ */
+TEST_F(shm, write_fills_a_hole_and_extends_the_file)
+{
+	const size_t pg = self->pg;
+	const off_t end = self->size + (off_t)(2 * pg);
+
+	ASSERT_EQ(0, fallocate(self->f.fd,
+			       FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			       (off_t)(2 * pg), (off_t)(3 * pg)));
+	NOWAIT_ASSERT_RESIDENCY(self->f.fd, "RR...RRRR");
+	nowait_fill(self->buf, (size_t)end, 0, self->f.seed + 1);
+	ASSERT_EQ((ssize_t)pg, NOWAIT_PWRITE(self->f.fd, self->buf + 3 * pg, pg,
+					     (off_t)(3 * pg), 0))
+		TH_LOG("into the hole: errno %s", nowait_errname(errno));
+	ASSERT_EQ(end - self->size,
+		  NOWAIT_PWRITE(self->f.fd, self->buf + self->size,
+				(size_t)(end - self->size), self->size, 0))
+		TH_LOG("past EOF: errno %s", nowait_errname(errno));
+	NOWAIT_ASSERT_RESIDENCY(self->f.fd, "RR.R.RRRRRR");
+
+	memset(self->buf, 0xff, (size_t)end);
+	ASSERT_EQ(end, pread(self->f.fd, self->buf, (size_t)end + pg, 0));
+	for (off_t i = 0; i < end; i++) {
+		size_t page = (size_t)i / pg;
+		uint32_t seed = page == 3 || i >= self->size ?
+			self->f.seed + 1 : self->f.seed;
+		unsigned char want = page == 2 || page == 4 ? 0 :
+			nowait_pattern_byte((uint64_t)i, seed);
+
+		ASSERT_EQ(want, self->buf[i]) TH_LOG("offset %jd", (intmax_t)i);
+	}
 }
 
 TEST_HARNESS_MAIN

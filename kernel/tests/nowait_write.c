@@ -39,35 +39,49 @@ FIXTURE_VARIANT(write) {
 };
 
 NOWAIT_FS_VARIANTS_RW(write)
+/* overlayfs with its upper layer on tmpfs (the other one's is on ext4) */
+FIXTURE_VARIANT_ADD(write, ovl_tmpfs) {
+	.fs = NOWAIT_FS_("ovl-tmpfs", "overlay", OVERLAYFS_SUPER_MAGIC,
+			 .sparse = true, .cache_pinned = true)
+};
 
 /*
  * What a flagged buffered write of cached data gets with the series:
  * - xfs writes it: its write path honours IOCB_NOWAIT (iomap), and the
  *   times no longer need a transaction first;
+ * - tmpfs writes it (FOP_BUFFER_WASYNC), and so does overlayfs, which
+ *   hands the write on to its upper file, when that is on tmpfs;
  * - btrfs answers EAGAIN: its ->update_time() needs a transaction;
- * - ext4 refuses buffered NOWAIT writes (ext4_buffered_write_iter), and
- *   the others have no FMODE_NOWAIT: EOPNOTSUPP.
+ * - ext4 refuses buffered NOWAIT writes (ext4_buffered_write_iter), also
+ *   through overlayfs, and vfat, exfat and ext2 have no FMODE_NOWAIT or
+ *   FOP_BUFFER_WASYNC: EOPNOTSUPP.
  */
 static int buffered_errno(const struct nowait_fs *fs)
 {
 	switch (fs->magic) {
 	case XFS_SUPER_MAGIC:
+	case TMPFS_MAGIC:
 		return 0;
 	case BTRFS_SUPER_MAGIC:
 		return EAGAIN;
+	case OVERLAYFS_SUPER_MAGIC:
+		return strcmp(fs->dir, "ovl-tmpfs") ? EOPNOTSUPP : 0;
 	default:
 		return EOPNOTSUPP;
 	}
 }
 
 /*
- * The same for an aligned O_DIRECT overwrite of written blocks, which ext4
- * takes too. By type: ext2 has ext4's magic.
+ * The same for an aligned O_DIRECT overwrite of written blocks: ext4 and
+ * xfs take it; FOP_BUFFER_WASYNC admits buffered writes only, so tmpfs and
+ * overlayfs refuse it. By type: ext2 has ext4's magic.
  */
 static int direct_errno(const struct nowait_fs *fs)
 {
 	if (!strcmp(fs->type, "ext4"))
 		return 0;
+	if (fs->magic == TMPFS_MAGIC || fs->magic == OVERLAYFS_SUPER_MAGIC)
+		return EOPNOTSUPP;
 	return buffered_errno(fs);
 }
 
@@ -107,23 +121,6 @@ FIXTURE_TEARDOWN_PARENT(write)
 {
 	nowait_tfile_remove(&self->f);
 }
-
-/*
- * One flagged write that must not sleep, whatever it returns; the result
- * and errno pass through.
- */
-#define NOWAIT_PWRITE(fd, buf, len, off, flags) ({			\
-	bool slept_;							\
-	ssize_t r_ = NOWAIT_MEASURE(slept_, nowait_pwritev2((fd), (buf), \
-					(len), (off), RWF_NOWAIT | (flags))); \
-	int e_ = errno;							\
-	EXPECT_FALSE(slept_)						\
-		TH_LOG("an RWF_NOWAIT write of %zu bytes at offset %jd slept (it returned %zd%s%s)", \
-		       (size_t)(len), (intmax_t)(off), r_,		\
-		       r_ < 0 ? ", " : "", r_ < 0 ? nowait_errname(e_) : ""); \
-	errno = e_;							\
-	r_;								\
-})
 
 /* The file holds @seed's pattern in [off, off + len). */
 static void expect_content(struct __test_metadata *_metadata,

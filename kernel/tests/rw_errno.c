@@ -27,7 +27,8 @@
  *   7. the flags (include/linux/fs.h:kiocb_set_rw_flags): unknown bits
  *      EOPNOTSUPP; RWF_NOWAIT EOPNOTSUPP unless the file has FMODE_NOWAIT
  *      (ext4, xfs, btrfs, pipes) or, with the series, the read is buffered
- *      and the file_operations declare FOP_BUFFER_RNOWAIT
+ *      and the file_operations declare FOP_BUFFER_RNOWAIT, or the write is
+ *      buffered and they declare FOP_BUFFER_WASYNC (tmpfs, overlayfs)
  *   8. the filesystem's ->read_iter/->write_iter, then copying the data.
  *
  * Where the filesystem decides (O_DIRECT, NOWAIT writes), the setup pins
@@ -76,12 +77,14 @@ struct row {
 /*
  * A NOWAIT buffered write: xfs writes it (@x: what it returns), its times
  * updated without a transaction (fs/inode.c:file_modified_flags with
- * S_NOWAIT), btrfs refuses the (aged) mtime update, which needs a
+ * S_NOWAIT), and so does tmpfs (FOP_BUFFER_WASYNC, mm/shmem.c:
+ * shmem_write_begin); btrfs refuses the (aged) mtime update, which needs a
  * transaction (fs/btrfs/inode.c:btrfs_update_time), ext4 refuses it
- * (fs/ext4/file.c:ext4_buffered_write_iter), the rest have no FMODE_NOWAIT
- * (include/linux/fs.h:kiocb_set_rw_flags; the series admits reads only).
+ * (fs/ext4/file.c:ext4_buffered_write_iter), also through overlayfs, whose
+ * upper layer is ext4 here, and the rest have neither FMODE_NOWAIT nor
+ * FOP_BUFFER_WASYNC (include/linux/fs.h:kiocb_set_rw_flags).
  */
-#define WN(x) "xfs=" x " btrfs=EAGAIN *=EOPNOTSUPP"
+#define WN(x) "xfs,tmpfs=" x " btrfs=EAGAIN *=EOPNOTSUPP"
 
 /* noinline: the compiler must not see the bad arguments the rows pass */
 /*
