@@ -114,7 +114,7 @@ def netfs_tables(netfs):
                       f"{ph['eagain']} | **{ph['slept']}** | {us(m['p99'])} | {us(h['p99'])} |")
 
 
-LOCAL_FS = ("ext4", "xfs", "btrfs", "tmpfs", "vfat", "exfat", "ext2", "ovl")
+LOCAL_FS = ("ext4", "xfs", "btrfs", "tmpfs", "vfat", "exfat", "ext2", "ovl", "ovl-tmpfs")
 
 
 def pressure(ph):
