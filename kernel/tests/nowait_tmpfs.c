@@ -270,18 +270,18 @@ TEST_F(shm, hit_while_a_writer_holds_the_folio_lock)
 }
 
 /*
- * A flagged write stops before the first page in swap and returns the
- * bytes before it; a write that starts in a swapped-out page, even a small
- * one in its middle, is EAGAIN. Each page a write stopped at is swapped in
- * by the worker, and then the same flagged write of the whole file is
- * written at once.
+ * Pages 2 and 5 in swap: a flagged write stops before the first of them
+ * and returns the bytes before it; a write that starts in a swapped-out
+ * page, even a small one in its middle, is EAGAIN. Each page a write
+ * stopped at is swapped in by the worker, and then the same flagged write
+ * of the whole file is written at once.
  */
 TEST_F(shm, write_stops_before_a_swapped_out_page)
 {
 	const off_t in_page5 = (off_t)(5 * self->pg + 10);
 	ssize_t r;
 
-	swap_out(_metadata, self, "RR.RR....");
+	swap_out(_metadata, self, "RR.RR.RRR");
 	nowait_fill(self->buf, (size_t)self->size, 0, self->f.seed + 1);
 	r = NOWAIT_PWRITE(self->f.fd, self->buf, (size_t)self->size, 0, 0);
 	ASSERT_EQ((ssize_t)(2 * self->pg), r)
