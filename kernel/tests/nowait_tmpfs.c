@@ -273,13 +273,18 @@ TEST_F(shm, hit_while_a_writer_holds_the_folio_lock)
  * Pages 2 and 5 in swap: a flagged write stops before the first of them
  * and returns the bytes before it; a write that starts in a swapped-out
  * page, even a small one in its middle, is EAGAIN. Each page a write
- * stopped at is swapped in by the worker, and then the same flagged write
- * of the whole file is written at once.
+ * stopped at is swapped in by the worker, and once a blocking read of the
+ * file has completed (the progress guarantee: mincore() already counts a
+ * page that is only in the swap cache, on its way in), the same flagged
+ * write of the whole file is written at once.
  */
 TEST_F(shm, write_stops_before_a_swapped_out_page)
 {
 	const off_t in_page5 = (off_t)(5 * self->pg + 10);
+	unsigned char *back = malloc((size_t)self->size);
 	ssize_t r;
+
+	ASSERT_NE(NULL, back);
 
 	swap_out(_metadata, self, "RR.RR.RRR");
 	nowait_fill(self->buf, (size_t)self->size, 0, self->f.seed + 1);
@@ -290,6 +295,8 @@ TEST_F(shm, write_stops_before_a_swapped_out_page)
 					  in_page5, 0), EAGAIN);
 	wait_swapped_in(_metadata, self, 2);
 	wait_swapped_in(_metadata, self, 5);
+	ASSERT_EQ(self->size, pread(self->f.fd, back, (size_t)self->size, 0));
+	free(back);
 
 	r = NOWAIT_PWRITE(self->f.fd, self->buf, (size_t)self->size, 0, 0);
 	ASSERT_EQ(self->size, r) TH_LOG("after the swap-in: errno %s",
