@@ -6,12 +6,17 @@
 #
 #   harness/regress.sh [--stock BZIMAGE] [--patched BZIMAGE] [--suites "ltp fstests"]
 #                      [--fs "tmpfs overlay ext4 ..."] [--budget SECONDS] [--jobs N]
+#                      [--tests "generic/788 generic/789 preadv204"]
 #
 # Kernels default to build/{stock,patched}/bzImage (harness/kernel.sh [--stock]).
 # --budget: guest seconds each boot may spend on its suite (default 2700);
 # tests it does not reach are reported as not reached, never as passed.
 # --boots "stock-ltp ...": run only these boots (e.g. one that failed), keep
 # the others' results, and make the tables from all of them.
+# --tests LIST runs just these tests instead of the selections: NAME/NNN
+# names an fstests test (run on every filesystem of --fs), anything else an
+# LTP runtest line (preadv204); the suites are those the list names, unless
+# --suites says otherwise.
 # --jobs N runs up to N boots at once (2: the two kernels side by side, the same
 # selection in the same window; 4: both suites too).
 # After the suites, harness/cost.sh measures the same two kernels' unflagged
@@ -23,22 +28,42 @@ set -euo pipefail
 stock=$NOWAIT_OUT/stock/bzImage patched=$NOWAIT_OUT/patched/bzImage
 suites="ltp fstests"
 fslist="tmpfs overlay ext4 xfs btrfs vfat exfat"
-budget=2700 jobs=1 boots="" cost=1
+budget=2700 jobs=1 boots="" cost=1 tests="" suites_given=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--stock) stock=$2; shift ;;
 	--patched) patched=$2; shift ;;
-	--suites) suites=$2; shift ;;
+	--suites) suites=$2; suites_given=1; shift ;;
 	--fs) fslist=$2; shift ;;
 	--budget) budget=$2; shift ;;
 	--jobs) jobs=$2; shift ;;
 	--boots) boots=$2; shift ;;
 	--no-cost) cost=0 ;;
-	*) die "usage: $0 [--stock K] [--patched K] [--suites S] [--fs F] [--budget S] [--jobs N] [--boots 'LABEL-SUITE ...'] [--no-cost]" ;;
+	--tests) tests=$(tr ',' ' ' <<<"$2"); shift ;;
+	*) die "usage: $0 [--stock K] [--patched K] [--suites S] [--fs F] [--budget S] [--jobs N] [--boots 'LABEL-SUITE ...'] [--tests 'TEST ...'] [--no-cost]" ;;
 	esac
 	shift
 done
-for k in "$stock" "$patched"; do [ -f "$k" ] || die "no kernel $k (harness/kernel.sh [--stock] builds it)"; done
+fst_tests="" ltp_tests=""
+for t in $tests; do
+	case $t in */*) fst_tests+=" $t" ;; *) ltp_tests+=" $t" ;; esac
+done
+if [ -n "$tests" ] && [ "$suites_given" = 0 ]; then
+	suites=""
+	[ -z "$ltp_tests" ] || suites+=" ltp"
+	[ -z "$fst_tests" ] || suites+=" fstests"
+fi
+# wanted LABEL SUITE: does this run boot LABEL's kernel for SUITE?
+wanted() {
+	[[ " $suites " == *" $2 "* ]] && { [ -z "$boots" ] || [[ " $boots " == *" $1-$2 "* ]]; }
+}
+for label in stock patched; do
+	k=$stock
+	[ $label = patched ] && k=$patched
+	for suite in $suites; do
+		! wanted $label "$suite" || [ -f "$k" ] || die "no kernel $k (harness/kernel.sh [--stock] builds it)"
+	done
+done
 out=$NOWAIT_OUT/regress
 mkdir -p "$out"
 t0=$(date +%s)
@@ -55,10 +80,20 @@ jobdir=$out/job
 rm -rf "$jobdir" && mkdir -p "$jobdir"
 for tier in 1 2; do
 	for fs in $fslist; do
-		"$NOWAIT_ROOT/harness/regress/fstests-select.sh" "$fs" $tier >"$jobdir/fstests.$tier.$fs"
+		if [ -z "$tests" ]; then
+			"$NOWAIT_ROOT/harness/regress/fstests-select.sh" "$fs" $tier
+		elif [ $tier = 1 ]; then
+			for t in $fst_tests; do echo "$t # --tests"; done
+		fi >"$jobdir/fstests.$tier.$fs"
 	done
 done
-"$NOWAIT_ROOT/harness/regress/ltp-select.sh" "$ltp/runtest/syscalls" >"$jobdir/ltp.runtest"
+if [ -z "$tests" ]; then
+	"$NOWAIT_ROOT/harness/regress/ltp-select.sh" "$ltp/runtest/syscalls"
+else
+	for t in $ltp_tests; do
+		grep -E "^$t[[:space:]]" "$ltp/runtest/syscalls" || die "--tests: no LTP runtest line $t"
+	done
+fi >"$jobdir/ltp.runtest"
 say "selection: fstests $(cat "$jobdir"/fstests.* | sed 's/#.*//' | wc -w) test runs over $(echo $fslist | wc -w) filesystems, LTP $(grep -c . "$jobdir/ltp.runtest") tests per ABI"
 
 # Two images, both booted as snapshots so that both kernels share them. The
@@ -77,7 +112,8 @@ if [ ! -e "$rootimg" ]; then
 	debugfs -w -R "sif /usr/sbin/regress-init mode 0100755" "$rootimg.tmp" >/dev/null
 	mv "$rootimg.tmp" "$rootimg"
 fi
-key=$( (echo "$fstests $ltp $ltp32"; cat "$jobdir"/*) | sha256sum | cut -c1-12)
+# The builds' .built files name the patch series of ours they carry.
+key=$( (echo "$fstests $ltp $ltp32"; cat "$fstests/.built" "$ltp/.built" "$jobdir"/*) | sha256sum | cut -c1-12)
 suitesimg=$NOWAIT_CACHE/regress/suites-$key.img
 if [ ! -e "$suitesimg" ]; then
 	stage=$NOWAIT_CACHE/regress/stage
@@ -161,7 +197,7 @@ boot() {
 running=0
 for suite in $suites; do
 	for label in stock patched; do
-		[ -z "$boots" ] || [[ " $boots " == *" $label-$suite "* ]] || continue
+		wanted $label "$suite" || continue
 		kernel=$stock
 		[ $label = patched ] && kernel=$patched
 		if [ "$running" -ge "$jobs" ]; then

@@ -64,6 +64,16 @@ mkfs_dev() { # mkfs_dev FS DEV
 	esac
 }
 
+# Unmount what a run left under /mnt/test and /mnt/scratch, deepest first
+# (overlay's mount sits on its base): a mounted test disk makes the next
+# filesystem's mkfs fail.
+umount_all() {
+	local m
+	for m in $(awk '$2 ~ "^/mnt/(test|scratch)" {print $2}' /proc/mounts | sort -r); do
+		umount "$m" 2>/dev/null || umount -l "$m"
+	done
+}
+
 run_fstests() {
 	local fs base tests t0 rc
 	cd /opt/suites/xfstests || return 3
@@ -88,8 +98,14 @@ run_fstests() {
 		if [ "$fs" != tmpfs ]; then
 			export FSTYP=$base TEST_DEV=$TESTDEV SCRATCH_DEV=$SCRATCHDEV
 			mkfs_dev "$base" "$TEST_DEV" || { echo "regress: fstests $fs: mkfs failed"; continue; }
+			# check -overlay mounts the scratch base before any test:
+			# it must hold a filesystem already (else "upper fs needs
+			# to support d_type" and nothing runs).
+			if [ "$fs" = overlay ]; then
+				mkfs_dev "$base" "$SCRATCH_DEV" || { echo "regress: fstests $fs: mkfs of scratch failed"; continue; }
+			fi
 		fi
-		umount /mnt/test /mnt/scratch 2>/dev/null
+		umount_all
 		mkdir -p "$RESULT_BASE"
 		echo "regress: fstests $fs tier $tier: $(echo $tests | wc -w) tests, $(left) s of budget left"
 		t0=$(now)
@@ -99,7 +115,7 @@ run_fstests() {
 		[ "$rc" = 124 ] || [ "$rc" = 137 ] && echo "regress: fstests $fs: timed out (budget) after $(($(now) - t0)) s"
 		echo "regress: fstests $fs: done in $(($(now) - t0)) s (check exit $rc)"
 		echo "fstests $fs rc=$rc seconds=$(($(now) - t0))" >>/results/runs.txt
-		umount /mnt/test /mnt/scratch 2>/dev/null
+		umount_all
 		sync
 	done
 	done

@@ -5,6 +5,10 @@
 # read*, readv*, readahead*, io_uring*, io_submit*, mmap* (all of them: most
 # map files, the rest are cheap), then pwritev2*, pwritev*, pwrite*, write*,
 # writev*, fsync*, fdatasync*, sync_file_range*, fallocate*.
+# preadv2* includes preadv204, ours (harness/regress/upstream/ltp/0002-*,
+# applied to the build by harness/regress-suites.sh): RWF_NOWAIT buffered
+# reads on every filesystem LTP formats (hit, miss EAGAIN without sleeping,
+# cached prefix, data after a blocking read and after the miss's readahead).
 #
 #   harness/regress/ltp-select.sh RUNTEST
 runtest=${1:?usage: $0 runtest/syscalls}
