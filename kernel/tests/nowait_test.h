@@ -924,6 +924,33 @@ static inline void nowait_loop_detach(int n)
 	}
 }
 
+/*
+ * What a flagged buffered write of cached data in the test guest gets with
+ * the series (0: it is written):
+ * - xfs writes it: its write path honours IOCB_NOWAIT (iomap), and the
+ *   times no longer need a transaction first;
+ * - tmpfs writes it (FOP_BUFFER_WASYNC), and so does overlayfs, which
+ *   hands the write on to its upper file, when that is on tmpfs;
+ * - btrfs answers EAGAIN: its ->update_time() needs a transaction;
+ * - ext4 refuses buffered NOWAIT writes (ext4_buffered_write_iter), also
+ *   through overlayfs, and vfat, exfat and ext2 have no FMODE_NOWAIT or
+ *   FOP_BUFFER_WASYNC: EOPNOTSUPP.
+ */
+static inline int nowait_buffered_write_errno(const struct nowait_fs *fs)
+{
+	switch (fs->magic) {
+	case XFS_SUPER_MAGIC:
+	case TMPFS_MAGIC:
+		return 0;
+	case BTRFS_SUPER_MAGIC:
+		return EAGAIN;
+	case OVERLAYFS_SUPER_MAGIC:
+		return strcmp(fs->dir, "ovl-tmpfs") ? EOPNOTSUPP : 0;
+	default:
+		return EOPNOTSUPP;
+	}
+}
+
 /* ---- kselftest_harness glue: these expand only inside the tests. ---- */
 
 /*

@@ -11,8 +11,8 @@
  * transaction is left to a worker, and fsync() writes them as it always did.
  *
  * Where a filesystem does not take flagged buffered writes yet, the cases
- * pin down its answer (buffered_errno()) and that the refused write
- * changed nothing.
+ * pin down its answer (nowait_buffered_write_errno()) and that the refused
+ * write changed nothing.
  */
 #include "kselftest_harness.h"
 #include "nowait_test.h"
@@ -46,32 +46,6 @@ FIXTURE_VARIANT_ADD(write, ovl_tmpfs) {
 };
 
 /*
- * What a flagged buffered write of cached data gets with the series:
- * - xfs writes it: its write path honours IOCB_NOWAIT (iomap), and the
- *   times no longer need a transaction first;
- * - tmpfs writes it (FOP_BUFFER_WASYNC), and so does overlayfs, which
- *   hands the write on to its upper file, when that is on tmpfs;
- * - btrfs answers EAGAIN: its ->update_time() needs a transaction;
- * - ext4 refuses buffered NOWAIT writes (ext4_buffered_write_iter), also
- *   through overlayfs, and vfat, exfat and ext2 have no FMODE_NOWAIT or
- *   FOP_BUFFER_WASYNC: EOPNOTSUPP.
- */
-static int buffered_errno(const struct nowait_fs *fs)
-{
-	switch (fs->magic) {
-	case XFS_SUPER_MAGIC:
-	case TMPFS_MAGIC:
-		return 0;
-	case BTRFS_SUPER_MAGIC:
-		return EAGAIN;
-	case OVERLAYFS_SUPER_MAGIC:
-		return strcmp(fs->dir, "ovl-tmpfs") ? EOPNOTSUPP : 0;
-	default:
-		return EOPNOTSUPP;
-	}
-}
-
-/*
  * The same for an aligned O_DIRECT overwrite of written blocks: ext4 and
  * xfs take it; FOP_BUFFER_WASYNC admits buffered writes only, so tmpfs and
  * overlayfs refuse it. By type: ext2 has ext4's magic.
@@ -82,7 +56,7 @@ static int direct_errno(const struct nowait_fs *fs)
 		return 0;
 	if (fs->magic == TMPFS_MAGIC || fs->magic == OVERLAYFS_SUPER_MAGIC)
 		return EOPNOTSUPP;
-	return buffered_errno(fs);
+	return nowait_buffered_write_errno(fs);
 }
 
 /* Set the mtime MTIME_AGE back; returns it as the filesystem stored it. */
@@ -179,8 +153,8 @@ static void write_retrying(struct __test_metadata *_metadata, int fd,
 /*
  * Overwrite the whole file with a flagged write (retried after a passing
  * EAGAIN). Returns false where the filesystem refuses it (@want, from
- * buffered_errno()), once it checked that the refused write changed
- * nothing.
+ * nowait_buffered_write_errno()), once it checked that the refused write
+ * changed nothing.
  */
 static bool write_whole(struct __test_metadata *_metadata,
 			FIXTURE_DATA(write) *self, int want)
@@ -206,7 +180,8 @@ TEST_F(write, cached_overwrite)
 {
 	struct stat st;
 
-	if (!write_whole(_metadata, self, buffered_errno(&variant->fs)))
+	if (!write_whole(_metadata, self,
+			 nowait_buffered_write_errno(&variant->fs)))
 		return;
 	ASSERT_EQ(0, fstat(self->f.fd, &st));
 	EXPECT_TRUE(nowait_ts_after(st.st_mtim, self->old))
@@ -223,7 +198,7 @@ TEST_F(write, cached_overwrite)
  */
 TEST_F(write, append_records)
 {
-	int want = buffered_errno(&variant->fs), eagains = 0;
+	int want = nowait_buffered_write_errno(&variant->fs), eagains = 0;
 	off_t end = (off_t)self->size;
 	int afd;
 
@@ -259,7 +234,8 @@ TEST_F(write, mtime_survives_fsync_and_eviction)
 {
 	struct stat st, after;
 
-	if (!write_whole(_metadata, self, buffered_errno(&variant->fs)))
+	if (!write_whole(_metadata, self,
+			 nowait_buffered_write_errno(&variant->fs)))
 		return;
 	NOWAIT_NEED_EVICTABLE(&self->f);
 	if (!nowait_in_guest())
@@ -286,7 +262,7 @@ TEST_F(write, mtime_survives_fsync_and_eviction)
  */
 TEST_F(write, dsync_refused)
 {
-	int want = buffered_errno(&variant->fs);
+	int want = nowait_buffered_write_errno(&variant->fs);
 	int dfd;
 
 	if (!want)
@@ -311,7 +287,7 @@ TEST_F(write, dsync_refused)
  */
 TEST_F(write, setuid_file_refused)
 {
-	int want = buffered_errno(&variant->fs);
+	int want = nowait_buffered_write_errno(&variant->fs);
 	struct stat st;
 	pid_t pid;
 	int status;
@@ -424,7 +400,7 @@ TEST_F(write, direct_overwrite)
 
 TEST_F(write, io_uring_write_completes_in_submit)
 {
-	bool want_inline = buffered_errno(&variant->fs) == 0;
+	bool want_inline = nowait_buffered_write_errno(&variant->fs) == 0;
 	int res = 0, tries, in_submit = 0;
 	struct ring ring;
 
@@ -458,7 +434,7 @@ TEST_F(write, io_uring_write_completes_in_submit)
  */
 TEST_F(write, hot_overwrites)
 {
-	int want = buffered_errno(&variant->fs), eagains = 0;
+	int want = nowait_buffered_write_errno(&variant->fs), eagains = 0;
 	size_t pg = nowait_page();
 
 	for (int i = 0; i < HOT_WRITES; i++) {
