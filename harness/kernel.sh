@@ -56,24 +56,32 @@ series_patches() {
 }
 
 apply_series() {
-	local n=0 p want
-	# Re-applying rewrites every patched file, and a touched fs.h rebuilds
-	# the whole kernel (from ccache, but still minutes): skip it when the
-	# tree already holds exactly these changes. Only the diffs count (git
-	# patch-id), so that a reworded changelog does not rebuild anything.
-	want=$(series_patches | while read -r p; do
+	local n=0 p c id keep=base
+	local -a want have
+	# Only the diffs count (git patch-id), so that a reworded changelog
+	# changes nothing in the tree.
+	mapfile -t want < <(series_patches | while read -r p; do
 		git patch-id --stable <"$NOWAIT_ROOT/kernel/patches/$p" | cut -d' ' -f1
-	done | sha256sum)
-	if [ "$(cat "$NOWAIT_SRC/.git/nowait-applied" 2>/dev/null)" = "$want" ] &&
-		[ -z "$("${git_q[@]}" status --porcelain --untracked-files=no)" ]; then
-		n=$(series_patches | wc -l)
-		say "series: $n patch(es) already applied on $KERNEL_PKG $deb_version"
-		[ "$n" -gt 0 ] || name=stock
-		return
+	done)
+	# Keep the longest prefix of what the tree holds that the series still
+	# starts with, and apply the rest on it: git checkout rewrites only the
+	# files that differ, so make rebuilds only what the changed patches
+	# touch. Re-applying everything would touch fs.h and rebuild the whole
+	# kernel, from ccache but for many minutes.
+	"${git_q[@]}" am --abort >/dev/null 2>&1 || true
+	if [ -z "$("${git_q[@]}" status --porcelain --untracked-files=no)" ]; then
+		mapfile -t have < <("${git_q[@]}" rev-list --reverse base..HEAD)
+		for c in "${have[@]}"; do
+			[ "$n" -lt "${#want[@]}" ] || break
+			id=$("${git_q[@]}" show "$c" | git patch-id --stable | cut -d' ' -f1)
+			[ "$id" = "${want[$n]}" ] || break
+			keep=$c
+			n=$((n + 1))
+		done
 	fi
-	rm -f "$NOWAIT_SRC/.git/nowait-applied"
-	"${git_q[@]}" checkout -q -f --detach base
+	"${git_q[@]}" checkout -q -f --detach "$keep"
 	"${git_q[@]}" clean -q -f -d -x -e .nowait-debian-version
+	[ "$n" -eq 0 ] || say "series: $n patch(es) already applied"
 	while read -r p; do
 		"${git_q[@]}" am -q "$NOWAIT_ROOT/kernel/patches/$p" >/dev/null 2>&1 || {
 			"${git_q[@]}" am --abort >/dev/null 2>&1 || true
@@ -81,8 +89,7 @@ apply_series() {
 		}
 		say "series: applied $p"
 		n=$((n + 1))
-	done < <(series_patches)
-	echo "$want" >"$NOWAIT_SRC/.git/nowait-applied"
+	done < <(series_patches | tail -n +$((n + 1)))
 	say "series: $n patch(es) on $KERNEL_PKG $deb_version"
 	[ "$n" -gt 0 ] || name=stock
 }

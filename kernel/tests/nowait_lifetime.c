@@ -24,12 +24,8 @@
 #define FILE_PAGES 64
 
 FIXTURE(lifetime) {
-	char image[64];
-	char dir[64];
+	struct nowait_loopfs fs;
 	char path[96];
-	char loopdev[32];
-	int loop;		/* loop device number, -1 if none */
-	bool mounted;
 	unsigned char *buf;
 	size_t len;
 };
@@ -51,33 +47,16 @@ FIXTURE_VARIANT_ADD(lifetime, ext4) {
 
 FIXTURE_SETUP(lifetime)
 {
-	char cmd[256];
+	char why[NOWAIT_WHY_MAX];
 	int fd;
 
-	self->loop = -1;
 	if (!nowait_in_guest())
 		SKIP(return, "makes and mounts filesystems: the test guest only");
-	snprintf(self->image, sizeof(self->image), "/tmp/lifetime-%d.img",
-		 (int)getpid());
-	snprintf(self->dir, sizeof(self->dir), "/tmp/lifetime-%d", (int)getpid());
-	snprintf(self->path, sizeof(self->path), "%s/file", self->dir);
-	fd = open(self->image, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, ftruncate(fd, (off_t)IMAGE_MB << 20));
-	close(fd);
-	snprintf(cmd, sizeof(cmd), "%s %s >/dev/null 2>&1", variant->mkfs,
-		 self->image);
-	ASSERT_EQ(0, system(cmd)) TH_LOG("setup: %s failed", cmd);
-	ASSERT_EQ(0, mkdir(self->dir, 0700));
-	self->loop = nowait_loop_attach(self->image);
-	ASSERT_LE(0, self->loop) TH_LOG("setup: loop device: %s",
-					nowait_errname(errno));
-	snprintf(self->loopdev, sizeof(self->loopdev), "/dev/loop%d",
-		 self->loop);
-	ASSERT_EQ(0, mount(self->loopdev, self->dir, variant->type, 0, NULL))
-		TH_LOG("setup: mount %s: %s", variant->type,
-		       nowait_errname(errno));
-	self->mounted = true;
+	ASSERT_TRUE(nowait_loopfs_make(&self->fs, "lifetime", variant->type,
+				       variant->mkfs, (off_t)IMAGE_MB << 20,
+				       why, sizeof(why)))
+		TH_LOG("setup: %s", why);
+	snprintf(self->path, sizeof(self->path), "%s/file", self->fs.dir);
 
 	self->len = FILE_PAGES * nowait_page();
 	self->buf = malloc(self->len);
@@ -92,12 +71,7 @@ FIXTURE_SETUP(lifetime)
 
 FIXTURE_TEARDOWN_PARENT(lifetime)
 {
-	if (self->mounted && umount(self->dir))
-		umount2(self->dir, MNT_DETACH);
-	rmdir(self->dir);
-	if (self->loop >= 0)
-		nowait_loop_detach(self->loop);
-	unlink(self->image);
+	nowait_loopfs_remove(&self->fs);
 }
 
 /* Open the file, evict it, and make a flagged read that misses. */
@@ -144,15 +118,15 @@ TEST_F(lifetime, umount_right_after_miss)
 		fd = open_and_miss(_metadata, self);
 		ASSERT_LE(0, fd);
 		ASSERT_EQ(0, close(fd));
-		ASSERT_EQ(0, umount2(self->dir, 0))
+		ASSERT_EQ(0, umount2(self->fs.dir, 0))
 			TH_LOG("round %d: umount right after a miss: %s", round,
 			       nowait_errname(errno));
-		self->mounted = false;
+		self->fs.mounted = false;
 		if (round == 2)
 			break;
-		ASSERT_EQ(0, mount(self->loopdev, self->dir, variant->type, 0,
+		ASSERT_EQ(0, mount(self->fs.dev, self->fs.dir, variant->type, 0,
 				   NULL));
-		self->mounted = true;
+		self->fs.mounted = true;
 	}
 }
 

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -26,6 +27,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/fs.h>
 #include <linux/loop.h>
 #include <linux/magic.h>
 
@@ -925,27 +927,105 @@ static inline void nowait_loop_detach(int n)
 }
 
 /*
+ * A filesystem of a case's own, for cases that mount it again, freeze it or
+ * shut it down: made by @mkfs (a command, before the device) on a loop
+ * device over an image of @size bytes in /tmp, and mounted as @type on
+ * /tmp/<name>.<pid>. Guest only.
+ */
+struct nowait_loopfs {
+	char image[64];
+	char dev[32];
+	char dir[64];
+	int loop;		/* loop device number, -1 if none */
+	bool mounted;
+};
+
+/* Returns false with the step that failed in @why. */
+static inline bool nowait_loopfs_make(struct nowait_loopfs *fs,
+				      const char *name, const char *type,
+				      const char *mkfs, off_t size, char *why,
+				      size_t whylen)
+{
+	char cmd[256];
+	int fd;
+
+	fs->loop = -1;
+	fs->mounted = false;
+	snprintf(fs->image, sizeof(fs->image), "/tmp/%s.%d.img", name,
+		 (int)getpid());
+	snprintf(fs->dir, sizeof(fs->dir), "/tmp/%s.%d", name, (int)getpid());
+	fd = open(fs->image, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, size)) {
+		snprintf(why, whylen, "image %s: %s", fs->image,
+			 nowait_errname(errno));
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	close(fd);
+	fs->loop = nowait_loop_attach(fs->image);
+	if (fs->loop < 0) {
+		snprintf(why, whylen, "loop device: %s", nowait_errname(errno));
+		return false;
+	}
+	snprintf(fs->dev, sizeof(fs->dev), "/dev/loop%d", fs->loop);
+	snprintf(cmd, sizeof(cmd), "%s %s >/dev/null 2>&1", mkfs, fs->dev);
+	if (system(cmd)) {
+		snprintf(why, whylen, "%s failed", cmd);
+		return false;
+	}
+	if (mkdir(fs->dir, 0700) || mount(fs->dev, fs->dir, type, 0, NULL)) {
+		snprintf(why, whylen, "mount %s on %s: %s", type, fs->dir,
+			 nowait_errname(errno));
+		return false;
+	}
+	fs->mounted = true;
+	return true;
+}
+
+/* Undo nowait_loopfs_make(), whatever state a failed case left it in. */
+static inline void nowait_loopfs_remove(struct nowait_loopfs *fs)
+{
+	int dfd;
+
+	if (!fs->image[0])	/* never made: the case skipped first */
+		return;
+	dfd = fs->mounted ? open(fs->dir, O_RDONLY | O_CLOEXEC) : -1;
+	if (dfd >= 0) {
+		ioctl(dfd, FITHAW, 0);	/* umount would wait for the thaw */
+		close(dfd);
+	}
+	if (fs->mounted && umount(fs->dir))
+		umount2(fs->dir, MNT_DETACH);
+	rmdir(fs->dir);
+	if (fs->loop >= 0)
+		nowait_loop_detach(fs->loop);
+	unlink(fs->image);
+}
+
+/*
  * What a flagged buffered write of cached data in the test guest gets with
  * the series (0: it is written):
  * - xfs writes it: its write path honours IOCB_NOWAIT (iomap), and the
  *   times no longer need a transaction first;
- * - tmpfs writes it (FOP_BUFFER_WASYNC), and so does overlayfs, which
- *   hands the write on to its upper file, when that is on tmpfs;
+ * - ext4 (delalloc, 4 KiB blocks) and tmpfs write it (FOP_BUFFER_WASYNC),
+ *   and so does overlayfs, which hands the write on to its upper file, on
+ *   ext4 or on tmpfs in the guest;
  * - btrfs answers EAGAIN: its ->update_time() needs a transaction;
- * - ext4 refuses buffered NOWAIT writes (ext4_buffered_write_iter), also
- *   through overlayfs, and vfat, exfat and ext2 have no FMODE_NOWAIT or
- *   FOP_BUFFER_WASYNC: EOPNOTSUPP.
+ * - vfat, exfat and ext2 have no FMODE_NOWAIT or FOP_BUFFER_WASYNC:
+ *   EOPNOTSUPP. By type: ext2 has ext4's magic.
  */
 static inline int nowait_buffered_write_errno(const struct nowait_fs *fs)
 {
 	switch (fs->magic) {
 	case XFS_SUPER_MAGIC:
 	case TMPFS_MAGIC:
+	case OVERLAYFS_SUPER_MAGIC:
 		return 0;
 	case BTRFS_SUPER_MAGIC:
 		return EAGAIN;
-	case OVERLAYFS_SUPER_MAGIC:
-		return strcmp(fs->dir, "ovl-tmpfs") ? EOPNOTSUPP : 0;
+	case EXT4_SUPER_MAGIC:
+		return strcmp(fs->type, "ext4") ? EOPNOTSUPP : 0;
 	default:
 		return EOPNOTSUPP;
 	}
@@ -1082,6 +1162,12 @@ static inline int nowait_buffered_write_errno(const struct nowait_fs *fs)
 	ssize_t bad_ = nowait_mismatch((buf), (len), (off), (seed));	\
 	ASSERT_EQ(-1, bad_) TH_LOG("wrong byte at file offset %jd",	\
 				   (intmax_t)(off) + (intmax_t)bad_);	\
+} while (0)
+
+/* The file holds @seed's pattern in [off, off + len), read into @back. */
+#define NOWAIT_ASSERT_FILE_PATTERN(fd, back, len, off, seed) do {	\
+	ASSERT_EQ((ssize_t)(len), pread((fd), (back), (len), (off)));	\
+	NOWAIT_ASSERT_PATTERN((back), (len), (off), (seed));		\
 } while (0)
 
 /* Assert a -1 return with the given errno, naming both on failure. */

@@ -101,8 +101,7 @@ static void expect_content(struct __test_metadata *_metadata,
 			   FIXTURE_DATA(write) *self, off_t off, size_t len,
 			   uint32_t seed)
 {
-	ASSERT_EQ((ssize_t)len, pread(self->f.fd, self->back, len, off));
-	NOWAIT_ASSERT_PATTERN(self->back, len, off, seed);
+	NOWAIT_ASSERT_FILE_PATTERN(self->f.fd, self->back, len, off, seed);
 }
 
 /* A refused write changed neither the data nor the mtime. */

@@ -416,8 +416,7 @@ TEST(read_without_read_iter_allows_only_hipri)
  * others' write paths, and O_DIRECT everywhere, still take i_rwsem and do
  * I/O without looking at IOCB_NOWAIT, so there the flag must stay refused
  * with EOPNOTSUPP, and nothing be written. overlayfs takes flagged writes
- * and hands them on to its upper file, on ext4 here, which refuses them
- * with the same EOPNOTSUPP.
+ * and hands them on to its upper file, on ext4 here, which takes them too.
  */
 FIXTURE(rnowait) {
 	struct nowait_tfile f;

@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RWF_NOWAIT buffered writes on ext4 (delayed allocation, 4 KiB blocks):
+ * the paths where a flagged write would have slept before the series, and
+ * what it does instead (fs/ext4/inode.c:ext4_da_write_begin_nowait).
+ *
+ * The fixture "write" uses the guest's ext4 disk:
+ *  - a write to part of a page that is not cached fails with EAGAIN, and
+ *    the read it needs is queued: the page becomes resident without any
+ *    blocking call, and a flagged retry then writes;
+ *  - a write of a whole page that is not cached reads nothing;
+ *  - after the inode was evicted, its block mappings are not cached: the
+ *    lookup is queued, and flagged retries alone get the write done;
+ *  - a write that starts past EOF is EAGAIN (the zeroing of the old last
+ *    block needs a journal handle); the blocking retry writes it.
+ *
+ * The fixture "own_fs" makes its own ext4 (struct nowait_loopfs), so that
+ * it can freeze it, and shut it down as a crash would (EXT4_IOC_SHUTDOWN
+ * without flushing the log) and mount it again:
+ *  - an append that ends inside a block already on disk moves the on-disk
+ *    size, which a flagged write leaves to a worker; after fsync() or
+ *    fdatasync() the new size and data must survive the crash all the same;
+ *  - on a frozen filesystem a flagged write is EAGAIN at once, where the
+ *    blocking one waits for the thaw (fs/read_write.c:vfs_writev).
+ */
+#include "kselftest_harness.h"
+#include "nowait_test.h"
+
+
+#define FILE_PAGES	4
+#define RETRIES		2000	/* flagged tries, 1 ms apart */
+#define PART_OFF	10	/* the partial write: bytes 10..109 of page 1 */
+#define PART_LEN	100
+#define HEAD		100	/* own_fs: the synced start of the file */
+#define TAIL		100	/* own_fs: the flagged append after it */
+
+/* include/uapi/linux/ext4.h, not in Debian 12's linux-libc-dev */
+#define NOWAIT_EXT4_IOC_SHUTDOWN		_IOR('X', 125, __u32)
+#define NOWAIT_EXT4_GOING_FLAGS_NOLOGFLUSH	0x2
+
+/*
+ * A flagged write of data in memory, retried while it gets EAGAIN, with
+ * nothing but flagged calls in between: whatever the first ones queued
+ * has to let a later one through. A write that stops partway returns what
+ * it wrote, and the rest is retried. Never sleeps (NOWAIT_PWRITE).
+ * Returns the number of EAGAINs.
+ */
+static int write_flagged(struct __test_metadata *_metadata, int fd,
+			 const unsigned char *buf, size_t len, off_t off)
+{
+	int eagains = 0;
+
+	while (len) {
+		ssize_t r = NOWAIT_PWRITE(fd, buf, len, off, 0);
+
+		if (r > 0) {
+			ASSERT_GE(len, (size_t)r);
+			buf += r;
+			off += r;
+			len -= (size_t)r;
+			continue;
+		}
+		ASSERT_EQ(-1, r) TH_LOG("wrote nothing, and no error");
+		ASSERT_EQ(EAGAIN, errno) TH_LOG("errno %s",
+						nowait_errname(errno));
+		ASSERT_LT(eagains, RETRIES)
+			TH_LOG("still EAGAIN after %d flagged tries, 1 ms apart",
+			       RETRIES);
+		eagains++;
+		nowait_msleep(1);
+	}
+	return eagains;
+}
+
+FIXTURE(write) {
+	struct nowait_tfile f;
+	size_t page;
+	unsigned char *buf;	/* what the cases write: another seed */
+	unsigned char *back;
+};
+
+FIXTURE_SETUP(write)
+{
+	static const struct nowait_fs ext4 = NOWAIT_FS_EXT4;
+
+	self->page = nowait_page();
+	NOWAIT_TFILE_SETUP(&self->f, &ext4,
+			   (off_t)(FILE_PAGES * self->page));
+	ASSERT_EQ(0, fsync(self->f.fd));
+	self->buf = malloc(FILE_PAGES * self->page);
+	self->back = malloc(FILE_PAGES * self->page);
+	ASSERT_NE(NULL, self->buf);
+	ASSERT_NE(NULL, self->back);
+	nowait_fill(self->buf, FILE_PAGES * self->page, 0, self->f.seed + 1);
+}
+
+FIXTURE_TEARDOWN_PARENT(write)
+{
+	nowait_tfile_remove(&self->f);
+}
+
+/*
+ * 100 bytes into page 1, evicted: its old contents must be read first.
+ * EAGAIN, the page comes in without a blocking call, and the retry writes
+ * exactly those bytes.
+ */
+TEST_F(write, partial_write_of_an_evicted_page_queues_its_read)
+{
+	const off_t off = (off_t)self->page + PART_OFF;
+	char map[FILE_PAGES + 1];
+
+	NOWAIT_EVICT(self->f.fd);
+	NOWAIT_ASSERT_RESIDENCY(self->f.fd, "....");
+	NOWAIT_ASSERT_ERRNO(NOWAIT_PWRITE(self->f.fd, self->buf + off,
+					  PART_LEN, off, 0), EAGAIN);
+	ASSERT_TRUE(nowait_wait_resident(self->f.fd, 1, 1, 10000, map,
+					 sizeof(map)))
+		TH_LOG("page 1 not read 10 s after the refused write: %s", map);
+	write_flagged(_metadata, self->f.fd, self->buf + off, PART_LEN, off);
+	NOWAIT_ASSERT_FILE_PATTERN(self->f.fd, self->back, (size_t)off, 0,
+				   self->f.seed);
+	NOWAIT_ASSERT_FILE_PATTERN(self->f.fd, self->back, PART_LEN, off,
+				   self->f.seed + 1);
+	NOWAIT_ASSERT_FILE_PATTERN(self->f.fd, self->back,
+				   FILE_PAGES * self->page - (size_t)(off + PART_LEN),
+				   off + PART_LEN, self->f.seed);
+}
+
+/* A whole evicted page is overwritten at once, and nothing is read. */
+TEST_F(write, whole_page_write_of_an_evicted_page_reads_nothing)
+{
+	const off_t off = 2 * (off_t)self->page;
+
+	NOWAIT_EVICT(self->f.fd);
+	NOWAIT_ASSERT_RESIDENCY(self->f.fd, "....");
+	ASSERT_EQ((ssize_t)self->page,
+		  NOWAIT_PWRITE(self->f.fd, self->buf + off, self->page, off, 0));
+	NOWAIT_ASSERT_RESIDENCY(self->f.fd, "..R.");
+	NOWAIT_ASSERT_FILE_PATTERN(self->f.fd, self->back, self->page, off,
+				   self->f.seed + 1);
+}
+
+/*
+ * After the inode is evicted, its block mappings are no longer in the
+ * extent status tree, and looking one up may read the extent tree: the
+ * first flagged write is EAGAIN and queues the lookup, and flagged retries
+ * alone then get through. syncfs() first: fsync() leaves an ext4 inode
+ * dirty until the flusher comes (its metadata is in the journal), and
+ * drop_caches evicts no dirty inode.
+ */
+TEST_F(write, evicted_inode_needs_no_blocking_retry)
+{
+	int eagains;
+
+	ASSERT_EQ(0, syncfs(self->f.fd));
+	NOWAIT_TFILE_SYNC_AND_EVICT(&self->f);
+	self->f.fd = open(self->f.path, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->f.fd);
+	NOWAIT_ASSERT_RESIDENCY(self->f.fd, "....");
+	NOWAIT_ASSERT_ERRNO(NOWAIT_PWRITE(self->f.fd, self->buf,
+					  FILE_PAGES * self->page, 0, 0),
+			    EAGAIN);
+	eagains = write_flagged(_metadata, self->f.fd, self->buf,
+				FILE_PAGES * self->page, 0);
+	ksft_print_msg("%d more EAGAIN before the write went through\n",
+		       eagains);
+	NOWAIT_ASSERT_FILE_PATTERN(self->f.fd, self->back,
+				   FILE_PAGES * self->page, 0, self->f.seed + 1);
+}
+
+/*
+ * A write that starts past EOF leaves a gap, and the end of the old last
+ * block is zeroed in a journal handle: EAGAIN, and the file is unchanged;
+ * the blocking retry writes it.
+ */
+TEST_F(write, write_past_eof_refused)
+{
+	const off_t off = FILE_PAGES * (off_t)self->page + PART_OFF;
+	struct stat st;
+
+	NOWAIT_ASSERT_ERRNO(NOWAIT_PWRITE(self->f.fd, self->buf, PART_LEN,
+					  off, 0), EAGAIN);
+	ASSERT_EQ(0, fstat(self->f.fd, &st));
+	ASSERT_EQ(FILE_PAGES * (off_t)self->page, st.st_size);
+	ASSERT_EQ(PART_LEN, pwrite(self->f.fd, self->buf, PART_LEN, off));
+	ASSERT_EQ(0, fstat(self->f.fd, &st));
+	ASSERT_EQ(off + PART_LEN, st.st_size);
+}
+
+FIXTURE(own_fs) {
+	struct nowait_loopfs fs;
+	char file[96];
+	uint32_t seed;
+};
+
+FIXTURE_SETUP(own_fs)
+{
+	char why[NOWAIT_WHY_MAX];
+
+	if (!nowait_in_guest())
+		SKIP(return, "guest only: makes a loop device and mounts");
+	ASSERT_TRUE(nowait_loopfs_make(&self->fs, "ext4-write", "ext4",
+				       "mkfs.ext4 -q -F -b 4096", 64 << 20,
+				       why, sizeof(why)))
+		TH_LOG("setup: %s", why);
+	snprintf(self->file, sizeof(self->file), "%s/log", self->fs.dir);
+	self->seed = (uint32_t)getpid();
+	alarm(60);	/* nothing below may hang */
+}
+
+FIXTURE_TEARDOWN_PARENT(own_fs)
+{
+	nowait_loopfs_remove(&self->fs);
+}
+
+/*
+ * HEAD bytes written and synced, so that their block is on disk; then a
+ * flagged append of TAIL bytes into the same block, which moves the
+ * on-disk size; @sync_fn; then a crash: the filesystem is shut down without
+ * flushing its log, and mounted again, which replays what was committed.
+ */
+static void append_sync_crash(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(own_fs) *self, int (*sync_fn)(int))
+{
+	unsigned char buf[HEAD + TAIL];
+	__u32 how = NOWAIT_EXT4_GOING_FLAGS_NOLOGFLUSH;
+	struct stat st;
+	int fd;
+
+	fd = open(self->file, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, nowait_write_pattern(fd, 0, HEAD, self->seed));
+	ASSERT_EQ(0, fsync(fd));
+	nowait_fill(buf, sizeof(buf), 0, self->seed);
+	write_flagged(_metadata, fd, buf + HEAD, TAIL, HEAD);
+	ASSERT_EQ(0, fstat(fd, &st));
+	ASSERT_EQ(HEAD + TAIL, st.st_size);
+	ASSERT_EQ(0, sync_fn(fd));
+	ASSERT_EQ(0, ioctl(fd, NOWAIT_EXT4_IOC_SHUTDOWN, &how))
+		TH_LOG("EXT4_IOC_SHUTDOWN: %s", nowait_errname(errno));
+	close(fd);
+	ASSERT_EQ(0, umount(self->fs.dir));
+	self->fs.mounted = false;
+	ASSERT_EQ(0, mount(self->fs.dev, self->fs.dir, "ext4", 0, NULL))
+		TH_LOG("mount after the shutdown: %s", nowait_errname(errno));
+	self->fs.mounted = true;
+
+	fd = open(self->file, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fstat(fd, &st));
+	EXPECT_EQ(HEAD + TAIL, st.st_size)
+		TH_LOG("the size the flagged append set did not survive");
+	memset(buf, 0, sizeof(buf));
+	ASSERT_EQ(st.st_size, pread(fd, buf, sizeof(buf), 0));
+	NOWAIT_ASSERT_PATTERN(buf, (size_t)st.st_size, 0, self->seed);
+	close(fd);
+}
+
+TEST_F(own_fs, append_into_a_written_block_survives_fdatasync)
+{
+	append_sync_crash(_metadata, self, fdatasync);
+}
+
+TEST_F(own_fs, append_into_a_written_block_survives_fsync)
+{
+	append_sync_crash(_metadata, self, fsync);
+}
+
+/*
+ * Frozen, the filesystem holds writers until it is thawed: a flagged write
+ * gets EAGAIN at once, without sleeping, and changes nothing; thawed, the
+ * same flagged write goes through.
+ */
+TEST_F(own_fs, frozen_filesystem_refuses_flagged_write)
+{
+	unsigned char buf[HEAD];
+	struct stat st;
+	int fd, dfd;
+
+	fd = open(self->file, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, nowait_write_pattern(fd, 0, HEAD, self->seed));
+	nowait_fill(buf, sizeof(buf), HEAD, self->seed);
+	dfd = open(self->fs.dir, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, dfd);
+	ASSERT_EQ(0, ioctl(dfd, FIFREEZE, 0))
+		TH_LOG("FIFREEZE: %s", nowait_errname(errno));
+	NOWAIT_ASSERT_ERRNO(NOWAIT_PWRITE(fd, buf, sizeof(buf), HEAD, 0),
+			    EAGAIN);
+	ASSERT_EQ(0, ioctl(dfd, FITHAW, 0));
+	close(dfd);
+	ASSERT_EQ(0, fstat(fd, &st));
+	ASSERT_EQ(HEAD, st.st_size);
+	write_flagged(_metadata, fd, buf, sizeof(buf), HEAD);
+	ASSERT_EQ(0, fstat(fd, &st));
+	ASSERT_EQ(2 * HEAD, st.st_size);
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
