@@ -10,8 +10,12 @@
 # the series is checked without a full build per prefix.
 # The source is a git tree under $NOWAIT_CACHE, reset to the pristine Debian
 # tree before the series is applied with git am; objects go to a build folder
-# per variant there too, and ccache keeps its cache beside them. The image is
-# copied to build/<name>/bzImage in the clone, and that path is printed.
+# per variant there too, and ccache keeps its cache beside them. The stock
+# kernel has a git worktree of its own at the pristine tree and its own build
+# folders, so that building it never touches the patched tree's files: a
+# switch back would otherwise rebuild everything that includes fs.h. The
+# image is copied to build/<name>/bzImage in the clone, and that path is
+# printed.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -91,7 +95,26 @@ apply_series() {
 		n=$((n + 1))
 	done < <(series_patches | tail -n +$((n + 1)))
 	say "series: $n patch(es) on $KERNEL_PKG $deb_version"
-	[ "$n" -gt 0 ] || name=stock
+}
+
+# The pristine tree as a worktree of the series tree, made again when the
+# Debian package changes. Its objects cannot share ccache entries with the
+# patched tree's (the source path is part of every compile command), so the
+# first stock build is a cold one.
+stock_worktree() {
+	local stock=$NOWAIT_CACHE/linux-stock
+	if [ "$(cat "$stock/.nowait-debian-version" 2>/dev/null)" != "$deb_version" ]; then
+		say "source: pristine worktree $stock"
+		rm -rf "$stock"
+		"${git_q[@]}" worktree prune
+		"${git_q[@]}" worktree add -q -f --detach "$stock" base
+		echo "$deb_version" >"$stock/.nowait-debian-version"
+	fi
+	NOWAIT_SRC=$stock
+	git_q=(git -C "$NOWAIT_SRC")
+	"${git_q[@]}" checkout -q -f --detach base
+	"${git_q[@]}" clean -q -f -d -x -e .nowait-debian-version
+	name=stock
 }
 
 configure() {
@@ -151,9 +174,14 @@ build_touched() {
 }
 
 unpack_source
-apply_series
-[ "$variant" = debug ] && name=$name-debug
 build=$NOWAIT_CACHE/build/$variant
+if [ "$upto" = 0 ]; then
+	stock_worktree
+	build=$NOWAIT_CACHE/build/stock-$variant
+else
+	apply_series
+fi
+[ "$variant" = debug ] && name=$name-debug
 configure
 if [ -n "$touched" ]; then
 	export CCACHE_DIR=$NOWAIT_CCACHE
