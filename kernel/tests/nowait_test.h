@@ -1008,12 +1008,11 @@ static inline void nowait_loopfs_remove(struct nowait_loopfs *fs)
  * the series (0: it is written):
  * - xfs writes it: its write path honours IOCB_NOWAIT (iomap), and the
  *   times no longer need a transaction first;
- * - ext4 (delalloc, 4 KiB blocks) and tmpfs write it (FOP_BUFFER_WASYNC),
- *   and so does overlayfs, which hands the write on to its upper file, on
- *   ext4 or on tmpfs in the guest;
+ * - ext4 (delalloc), ext2 (both with 4 KiB blocks) and tmpfs write it
+ *   (FOP_BUFFER_WASYNC), and so does overlayfs, which hands the write on to
+ *   its upper file, on ext4 or on tmpfs in the guest;
  * - btrfs answers EAGAIN: its ->update_time() needs a transaction;
- * - vfat, exfat and ext2 have no FMODE_NOWAIT or FOP_BUFFER_WASYNC:
- *   EOPNOTSUPP. By type: ext2 has ext4's magic.
+ * - vfat and exfat have no FMODE_NOWAIT or FOP_BUFFER_WASYNC: EOPNOTSUPP.
  */
 static inline int nowait_buffered_write_errno(const struct nowait_fs *fs)
 {
@@ -1024,8 +1023,8 @@ static inline int nowait_buffered_write_errno(const struct nowait_fs *fs)
 		return 0;
 	case BTRFS_SUPER_MAGIC:
 		return EAGAIN;
-	case EXT4_SUPER_MAGIC:
-		return strcmp(fs->type, "ext4") ? EOPNOTSUPP : 0;
+	case EXT4_SUPER_MAGIC:	/* and ext2's */
+		return 0;
 	default:
 		return EOPNOTSUPP;
 	}
@@ -1048,6 +1047,53 @@ static inline int nowait_buffered_write_errno(const struct nowait_fs *fs)
 		       r_ < 0 ? ", " : "", r_ < 0 ? nowait_errname(e_) : ""); \
 	errno = e_;							\
 	r_;								\
+})
+
+/*
+ * A flagged write of data in memory, retried 1 ms apart while it gets
+ * EAGAIN, with nothing but flagged calls in between: whatever the first
+ * tries queued, or a lock someone held for a moment (writeback, the worker
+ * that writes the times of an earlier flagged write), has to let a later
+ * one through. Any other answer fails the case, and so does a short write
+ * unless @how has NOWAIT_RETRY_SHORT_OK: then the next tries write the
+ * rest. Never sleeps (NOWAIT_PWRITE), but with NOWAIT_RETRY_WAITS_FOR_IO,
+ * for a synchronous O_DIRECT write, which sleeps on its own I/O. @off -1 is
+ * the file position (O_APPEND). Evaluates to the number of EAGAINs.
+ */
+#define NOWAIT_RETRY_SHORT_OK		1
+#define NOWAIT_RETRY_WAITS_FOR_IO	2
+#define NOWAIT_RETRY_MAX		2000
+#define NOWAIT_WRITE_RETRYING(fd, buf, len, off, how) ({		\
+	const unsigned char *b_ = (const unsigned char *)(buf);	\
+	size_t l_ = (len);						\
+	off_t o_ = (off);						\
+	int eagains_ = 0;						\
+	while (l_) {							\
+		ssize_t r_ = ((how) & NOWAIT_RETRY_WAITS_FOR_IO) ?	\
+			nowait_pwritev2((fd), b_, l_, o_, RWF_NOWAIT) :	\
+			NOWAIT_PWRITE((fd), b_, l_, o_, 0);		\
+									\
+		if (r_ > 0) {						\
+			ASSERT_TRUE(r_ == (ssize_t)l_ ||		\
+				    ((how) & NOWAIT_RETRY_SHORT_OK))	\
+				TH_LOG("a short write: %zd of %zu", r_, l_); \
+			ASSERT_GE(l_, (size_t)r_);			\
+			b_ += r_;					\
+			l_ -= (size_t)r_;				\
+			if (o_ != -1)					\
+				o_ += r_;				\
+			continue;					\
+		}							\
+		ASSERT_EQ(-1, r_) TH_LOG("wrote nothing, and no error"); \
+		ASSERT_EQ(EAGAIN, errno)				\
+			TH_LOG("errno %s", nowait_errname(errno));	\
+		ASSERT_LT(eagains_, NOWAIT_RETRY_MAX)			\
+			TH_LOG("still EAGAIN after %d flagged tries, 1 ms apart", \
+			       NOWAIT_RETRY_MAX);			\
+		eagains_++;						\
+		nowait_msleep(1);					\
+	}								\
+	eagains_;							\
 })
 
 /*

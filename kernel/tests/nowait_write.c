@@ -47,14 +47,15 @@ FIXTURE_VARIANT_ADD(write, ovl_tmpfs) {
 
 /*
  * The same for an aligned O_DIRECT overwrite of written blocks: ext4 and
- * xfs take it; FOP_BUFFER_WASYNC admits buffered writes only, so tmpfs and
- * overlayfs refuse it. By type: ext2 has ext4's magic.
+ * xfs take it; FOP_BUFFER_WASYNC admits buffered writes only, so tmpfs,
+ * overlayfs and ext2 refuse it. By type: ext2 has ext4's magic.
  */
 static int direct_errno(const struct nowait_fs *fs)
 {
 	if (!strcmp(fs->type, "ext4"))
 		return 0;
-	if (fs->magic == TMPFS_MAGIC || fs->magic == OVERLAYFS_SUPER_MAGIC)
+	if (fs->magic == TMPFS_MAGIC || fs->magic == OVERLAYFS_SUPER_MAGIC ||
+	    !strcmp(fs->type, "ext2"))
 		return EOPNOTSUPP;
 	return nowait_buffered_write_errno(fs);
 }
@@ -119,37 +120,6 @@ static void expect_untouched(struct __test_metadata *_metadata,
 }
 
 /*
- * A flagged write of data in memory can still meet a lock that someone
- * holds for a moment: writeback, the xfs AIL pushing the inode, or the
- * worker that writes the times of an earlier flagged write 100 ms after it
- * (xfs_fs_dirty_inode() holds the ILOCK that xfs's iomap_begin only
- * trylocks). That is EAGAIN, never a sleep. Retry it after a pause, a
- * bounded number of times, and count the EAGAINs; any other answer fails
- * the case. @waits_for_io: a synchronous O_DIRECT write, which sleeps on
- * its own I/O, so its sleeps are not counted.
- */
-static void write_retrying(struct __test_metadata *_metadata, int fd,
-			   const void *buf, size_t len, off_t off, int *eagains,
-			   bool waits_for_io)
-{
-	for (int tries = 0;; tries++) {
-		ssize_t r = waits_for_io ?
-			nowait_pwritev2(fd, buf, len, off, RWF_NOWAIT) :
-			NOWAIT_PWRITE(fd, buf, len, off, 0);
-
-		if (r == (ssize_t)len)
-			return;
-		ASSERT_EQ(-1, r) TH_LOG("a short write: %zd of %zu", r, len);
-		ASSERT_EQ(EAGAIN, errno) TH_LOG("errno %s",
-						nowait_errname(errno));
-		ASSERT_LT(tries, 2000)
-			TH_LOG("still EAGAIN after 2000 tries, 1 ms apart");
-		(*eagains)++;
-		nowait_msleep(1);
-	}
-}
-
-/*
  * Overwrite the whole file with a flagged write (retried after a passing
  * EAGAIN). Returns false where the filesystem refuses it (@want, from
  * nowait_buffered_write_errno()), once it checked that the refused write
@@ -158,16 +128,13 @@ static void write_retrying(struct __test_metadata *_metadata, int fd,
 static bool write_whole(struct __test_metadata *_metadata,
 			FIXTURE_DATA(write) *self, int want)
 {
-	int eagains = 0;
-
 	if (want) {
 		NOWAIT_ASSERT_ERRNO(NOWAIT_PWRITE(self->f.fd, self->buf,
 						  self->size, 0, 0), want);
 		expect_untouched(_metadata, self);
 		return false;
 	}
-	write_retrying(_metadata, self->f.fd, self->buf, self->size, 0,
-		       &eagains, false);
+	(void)NOWAIT_WRITE_RETRYING(self->f.fd, self->buf, self->size, 0, 0);
 	return true;
 }
 
@@ -210,8 +177,7 @@ TEST_F(write, append_records)
 							  -1, 0), want);
 			continue;
 		}
-		write_retrying(_metadata, afd, self->buf, REC, -1, &eagains,
-			       false);
+		eagains += NOWAIT_WRITE_RETRYING(afd, self->buf, REC, -1, 0);
 		end += REC;
 	}
 	close(afd);
@@ -347,7 +313,7 @@ TEST_F(write, setuid_file_refused)
  */
 TEST_F(write, direct_overwrite)
 {
-	int want = direct_errno(&variant->fs), eagains = 0;
+	int want = direct_errno(&variant->fs);
 	size_t pg = nowait_page();
 	unsigned char *al;
 	struct stat st;
@@ -376,7 +342,8 @@ TEST_F(write, direct_overwrite)
 		expect_untouched(_metadata, self);
 		return;
 	}
-	write_retrying(_metadata, dfd, al, pg, (off_t)pg, &eagains, true);
+	(void)NOWAIT_WRITE_RETRYING(dfd, al, pg, (off_t)pg,
+				    NOWAIT_RETRY_WAITS_FOR_IO);
 	close(dfd);
 	free(al);
 	ASSERT_EQ(0, fstat(self->f.fd, &st));
@@ -391,7 +358,7 @@ TEST_F(write, direct_overwrite)
  * IOCB_NOWAIT from the submitter where the file has FOP_BUFFER_WASYNC, and
  * where that attempt writes it, the completion is there when
  * io_uring_enter() returns. Everywhere else an io-wq worker writes it. An
- * attempt can meet a lock held for a moment (see write_retrying()) and go
+ * attempt can meet a lock held for a moment (see NOWAIT_WRITE_RETRYING) and go
  * to a worker too, so up to URING_TRIES writes are made: one completed in
  * the submit is the proof, and on the stock tree none of them is.
  */
@@ -447,8 +414,8 @@ TEST_F(write, hot_overwrites)
 							  pg, off, 0), want);
 			continue;
 		}
-		write_retrying(_metadata, self->f.fd, self->buf, pg, off,
-			       &eagains, false);
+		eagains += NOWAIT_WRITE_RETRYING(self->f.fd, self->buf, pg, off,
+						 0);
 	}
 	if (want) {
 		expect_untouched(_metadata, self);

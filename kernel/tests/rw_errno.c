@@ -77,15 +77,16 @@ struct row {
 /*
  * A NOWAIT buffered write: xfs writes it (@x: what it returns), its times
  * updated without a transaction (fs/inode.c:file_modified_flags with
- * S_NOWAIT), and so do ext4 (fs/ext4/inode.c:ext4_da_write_begin_nowait)
- * and tmpfs (mm/shmem.c:shmem_write_begin), which declare
- * FOP_BUFFER_WASYNC, and overlayfs, whose upper layer is ext4 here; btrfs
+ * S_NOWAIT), and so do ext4 (fs/ext4/inode.c:ext4_da_write_begin_nowait),
+ * ext2 (fs/buffer.c:block_write_begin_nowait) and tmpfs
+ * (mm/shmem.c:shmem_write_begin), which declare FOP_BUFFER_WASYNC, and
+ * overlayfs, whose upper layer is ext4 here; btrfs
  * refuses the (aged) mtime update, which needs a transaction
  * (fs/btrfs/inode.c:btrfs_update_time), and the rest have neither
  * FMODE_NOWAIT nor FOP_BUFFER_WASYNC (include/linux/fs.h:
  * kiocb_set_rw_flags).
  */
-#define WN(x) "ext4,xfs,tmpfs,ovl=" x " btrfs=EAGAIN *=EOPNOTSUPP"
+#define WN(x) "ext4,ext2,xfs,tmpfs,ovl=" x " btrfs=EAGAIN *=EOPNOTSUPP"
 
 /* noinline: the compiler must not see the bad arguments the rows pass */
 /*

@@ -1,18 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RWF_NOWAIT buffered writes on ext4 (delayed allocation, 4 KiB blocks):
- * the paths where a flagged write would have slept before the series, and
- * what it does instead (fs/ext4/inode.c:ext4_da_write_begin_nowait).
+ * RWF_NOWAIT buffered writes on the filesystems built on buffer heads, ext4
+ * (delayed allocation) and ext2, both with 4 KiB blocks: the paths where a
+ * flagged write would have slept before the series, and what it does
+ * instead (fs/buffer.c:block_write_folio_nowait,
+ * fs/ext4/inode.c:ext4_da_write_begin_nowait, fs/ext2/inode.c:
+ * ext2_get_block_nowait).
  *
- * The fixture "write" uses the guest's ext4 disk:
+ * The fixture "write" uses the guest's ext4 and ext2 disks:
  *  - a write to part of a page that is not cached fails with EAGAIN, and
  *    the read it needs is queued: the page becomes resident without any
  *    blocking call, and a flagged retry then writes;
  *  - a write of a whole page that is not cached reads nothing;
- *  - after the inode was evicted, its block mappings are not cached: the
- *    lookup is queued, and flagged retries alone get the write done;
- *  - a write that starts past EOF is EAGAIN (the zeroing of the old last
- *    block needs a journal handle); the blocking retry writes it.
+ *  - after the inode was evicted, the block mappings are not in memory
+ *    (ext4's extent status tree; ext2's indirect blocks, past the 12 blocks
+ *    the inode maps itself): the lookup is queued, and flagged retries
+ *    alone get the write done;
+ *  - a write that starts past EOF: on ext4 EAGAIN (the zeroing of the old
+ *    last block needs a journal handle), and the blocking retry writes it;
+ *    ext2 writes it, and the gap reads as zeros;
+ *  - appends into new blocks: ext2 allocates them, and a new indirect block
+ *    past the first 12 and past the next 1024, from the in-memory bitmap;
+ *    after the bitmap was evicted, a worker reads it for the retry.
  *
  * The fixture "own_fs" makes its own ext4 (struct nowait_loopfs), so that
  * it can freeze it, and shut it down as a crash would (EXT4_IOC_SHUTDOWN
@@ -28,49 +37,16 @@
 
 
 #define FILE_PAGES	4
-#define RETRIES		2000	/* flagged tries, 1 ms apart */
 #define PART_OFF	10	/* the partial write: bytes 10..109 of page 1 */
 #define PART_LEN	100
 #define HEAD		100	/* own_fs: the synced start of the file */
 #define TAIL		100	/* own_fs: the flagged append after it */
+#define EXT2_INODE_BLOCKS 12	/* fs/ext2/ext2.h: EXT2_NDIR_BLOCKS */
+#define EXT2_PER_BLOCK	1024	/* block numbers in a 4 KiB indirect block */
 
 /* include/uapi/linux/ext4.h, not in Debian 12's linux-libc-dev */
 #define NOWAIT_EXT4_IOC_SHUTDOWN		_IOR('X', 125, __u32)
 #define NOWAIT_EXT4_GOING_FLAGS_NOLOGFLUSH	0x2
-
-/*
- * A flagged write of data in memory, retried while it gets EAGAIN, with
- * nothing but flagged calls in between: whatever the first ones queued
- * has to let a later one through. A write that stops partway returns what
- * it wrote, and the rest is retried. Never sleeps (NOWAIT_PWRITE).
- * Returns the number of EAGAINs.
- */
-static int write_flagged(struct __test_metadata *_metadata, int fd,
-			 const unsigned char *buf, size_t len, off_t off)
-{
-	int eagains = 0;
-
-	while (len) {
-		ssize_t r = NOWAIT_PWRITE(fd, buf, len, off, 0);
-
-		if (r > 0) {
-			ASSERT_GE(len, (size_t)r);
-			buf += r;
-			off += r;
-			len -= (size_t)r;
-			continue;
-		}
-		ASSERT_EQ(-1, r) TH_LOG("wrote nothing, and no error");
-		ASSERT_EQ(EAGAIN, errno) TH_LOG("errno %s",
-						nowait_errname(errno));
-		ASSERT_LT(eagains, RETRIES)
-			TH_LOG("still EAGAIN after %d flagged tries, 1 ms apart",
-			       RETRIES);
-		eagains++;
-		nowait_msleep(1);
-	}
-	return eagains;
-}
 
 FIXTURE(write) {
 	struct nowait_tfile f;
@@ -79,12 +55,26 @@ FIXTURE(write) {
 	unsigned char *back;
 };
 
+FIXTURE_VARIANT(write) {
+	struct nowait_fs fs;
+	/* The pages whose blocks the inode itself maps, once it is read */
+	int inode_pages;
+	/* What a flagged write that starts past EOF gets (0: written) */
+	int past_eof_errno;
+};
+
+FIXTURE_VARIANT_ADD(write, ext4) {
+	.fs = NOWAIT_FS_EXT4, .past_eof_errno = EAGAIN,
+};
+
+FIXTURE_VARIANT_ADD(write, ext2) {
+	.fs = NOWAIT_FS_EXT2, .inode_pages = EXT2_INODE_BLOCKS,
+};
+
 FIXTURE_SETUP(write)
 {
-	static const struct nowait_fs ext4 = NOWAIT_FS_EXT4;
-
 	self->page = nowait_page();
-	NOWAIT_TFILE_SETUP(&self->f, &ext4,
+	NOWAIT_TFILE_SETUP(&self->f, &variant->fs,
 			   (off_t)(FILE_PAGES * self->page));
 	ASSERT_EQ(0, fsync(self->f.fd));
 	self->buf = malloc(FILE_PAGES * self->page);
@@ -97,6 +87,21 @@ FIXTURE_SETUP(write)
 FIXTURE_TEARDOWN_PARENT(write)
 {
 	nowait_tfile_remove(&self->f);
+}
+
+/* Close the file, evict its inode and every clean page, and open it again */
+static void evict_inode(struct __test_metadata *_metadata,
+			FIXTURE_DATA(write) *self)
+{
+	/*
+	 * syncfs() first: fsync() leaves an ext4 inode dirty until the
+	 * flusher comes (its metadata is in the journal), and drop_caches
+	 * evicts no dirty inode.
+	 */
+	ASSERT_EQ(0, syncfs(self->f.fd));
+	NOWAIT_TFILE_SYNC_AND_EVICT(&self->f);
+	self->f.fd = open(self->f.path, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->f.fd);
 }
 
 /*
@@ -116,7 +121,8 @@ TEST_F(write, partial_write_of_an_evicted_page_queues_its_read)
 	ASSERT_TRUE(nowait_wait_resident(self->f.fd, 1, 1, 10000, map,
 					 sizeof(map)))
 		TH_LOG("page 1 not read 10 s after the refused write: %s", map);
-	write_flagged(_metadata, self->f.fd, self->buf + off, PART_LEN, off);
+	NOWAIT_WRITE_RETRYING(self->f.fd, self->buf + off, PART_LEN, off,
+			      NOWAIT_RETRY_SHORT_OK);
 	NOWAIT_ASSERT_FILE_PATTERN(self->f.fd, self->back, (size_t)off, 0,
 				   self->f.seed);
 	NOWAIT_ASSERT_FILE_PATTERN(self->f.fd, self->back, PART_LEN, off,
@@ -141,50 +147,121 @@ TEST_F(write, whole_page_write_of_an_evicted_page_reads_nothing)
 }
 
 /*
- * After the inode is evicted, its block mappings are no longer in the
- * extent status tree, and looking one up may read the extent tree: the
- * first flagged write is EAGAIN and queues the lookup, and flagged retries
- * alone then get through. syncfs() first: fsync() leaves an ext4 inode
- * dirty until the flusher comes (its metadata is in the journal), and
- * drop_caches evicts no dirty inode.
+ * After the inode is evicted, the mappings of blocks past those the inode
+ * maps itself are not in memory, and looking one up may read metadata: the
+ * first flagged write there is EAGAIN and queues the lookup, and flagged
+ * retries alone then get through. On ext2 the file grows past its first 12
+ * blocks first, so that the write needs an indirect block.
  */
 TEST_F(write, evicted_inode_needs_no_blocking_retry)
 {
+	const off_t off = variant->inode_pages * (off_t)self->page;
+	const size_t len = FILE_PAGES * self->page;
+	char want[EXT2_INODE_BLOCKS + FILE_PAGES + 1];
 	int eagains;
 
-	ASSERT_EQ(0, syncfs(self->f.fd));
-	NOWAIT_TFILE_SYNC_AND_EVICT(&self->f);
-	self->f.fd = open(self->f.path, O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, self->f.fd);
-	NOWAIT_ASSERT_RESIDENCY(self->f.fd, "....");
-	NOWAIT_ASSERT_ERRNO(NOWAIT_PWRITE(self->f.fd, self->buf,
-					  FILE_PAGES * self->page, 0, 0),
+	nowait_fill(self->buf, len, (uint64_t)off, self->f.seed + 1);
+	if (off) {
+		nowait_fill(self->back, len, (uint64_t)off, self->f.seed);
+		ASSERT_EQ((ssize_t)len, pwrite(self->f.fd, self->back, len,
+					       off));
+	}
+	evict_inode(_metadata, self);
+	memset(want, '.', sizeof(want) - 1);
+	want[variant->inode_pages + FILE_PAGES] = '\0';
+	NOWAIT_ASSERT_RESIDENCY(self->f.fd, want);
+	NOWAIT_ASSERT_ERRNO(NOWAIT_PWRITE(self->f.fd, self->buf, len, off, 0),
 			    EAGAIN);
-	eagains = write_flagged(_metadata, self->f.fd, self->buf,
-				FILE_PAGES * self->page, 0);
+	eagains = NOWAIT_WRITE_RETRYING(self->f.fd, self->buf, len, off,
+					NOWAIT_RETRY_SHORT_OK);
 	ksft_print_msg("%d more EAGAIN before the write went through\n",
 		       eagains);
-	NOWAIT_ASSERT_FILE_PATTERN(self->f.fd, self->back,
-				   FILE_PAGES * self->page, 0, self->f.seed + 1);
+	NOWAIT_ASSERT_FILE_PATTERN(self->f.fd, self->back, len, off,
+				   self->f.seed + 1);
 }
 
 /*
- * A write that starts past EOF leaves a gap, and the end of the old last
- * block is zeroed in a journal handle: EAGAIN, and the file is unchanged;
- * the blocking retry writes it.
+ * A write that starts past EOF leaves a gap. ext4 zeroes the end of the
+ * old last block in a journal handle: EAGAIN, and the file is unchanged;
+ * the blocking retry writes it. ext2 leaves a hole, and writes it.
  */
-TEST_F(write, write_past_eof_refused)
+TEST_F(write, write_past_eof)
 {
-	const off_t off = FILE_PAGES * (off_t)self->page + PART_OFF;
+	const off_t eof = FILE_PAGES * (off_t)self->page;
+	const off_t off = eof + PART_OFF;
+	unsigned char gap[PART_OFF], zeros[PART_OFF] = { 0 };
 	struct stat st;
 
-	NOWAIT_ASSERT_ERRNO(NOWAIT_PWRITE(self->f.fd, self->buf, PART_LEN,
-					  off, 0), EAGAIN);
-	ASSERT_EQ(0, fstat(self->f.fd, &st));
-	ASSERT_EQ(FILE_PAGES * (off_t)self->page, st.st_size);
-	ASSERT_EQ(PART_LEN, pwrite(self->f.fd, self->buf, PART_LEN, off));
+	nowait_fill(self->buf, PART_LEN, (uint64_t)off, self->f.seed + 1);
+	if (variant->past_eof_errno) {
+		NOWAIT_ASSERT_ERRNO(NOWAIT_PWRITE(self->f.fd, self->buf,
+						  PART_LEN, off, 0),
+				    variant->past_eof_errno);
+		ASSERT_EQ(0, fstat(self->f.fd, &st));
+		ASSERT_EQ(eof, st.st_size);
+		ASSERT_EQ(PART_LEN, pwrite(self->f.fd, self->buf, PART_LEN,
+					   off));
+	} else {
+		ASSERT_EQ(PART_LEN, NOWAIT_PWRITE(self->f.fd, self->buf,
+						  PART_LEN, off, 0));
+	}
 	ASSERT_EQ(0, fstat(self->f.fd, &st));
 	ASSERT_EQ(off + PART_LEN, st.st_size);
+	ASSERT_EQ(PART_OFF, pread(self->f.fd, gap, PART_OFF, eof));
+	ASSERT_EQ(0, memcmp(gap, zeros, PART_OFF))
+		TH_LOG("the gap before the write does not read as zeros");
+	NOWAIT_ASSERT_FILE_PATTERN(self->f.fd, self->back, PART_LEN, off,
+				   self->f.seed + 1);
+}
+
+/*
+ * Page-sized appends into new blocks, through the first indirect block
+ * (after the 12 blocks the inode maps) and the double indirect one (after
+ * 1024 more): each new indirect block is allocated without sleeping.
+ * ext4 reserves delayed blocks and has no indirect blocks to allocate.
+ */
+TEST_F(write, appends_allocate_indirect_blocks)
+{
+	const off_t end = (EXT2_INODE_BLOCKS + EXT2_PER_BLOCK + 4) *
+			  (off_t)self->page;
+	int eagains = 0;
+
+	for (off_t off = FILE_PAGES * (off_t)self->page; off < end;
+	     off += (off_t)self->page) {
+		nowait_fill(self->buf, self->page, (uint64_t)off,
+			    self->f.seed + 1);
+		eagains += NOWAIT_WRITE_RETRYING(self->f.fd, self->buf,
+						 self->page, off, 0);
+	}
+	ksft_print_msg("%jd pages appended, %d EAGAIN retries\n",
+		       (intmax_t)(end / (off_t)self->page - FILE_PAGES), eagains);
+	for (off_t off = FILE_PAGES * (off_t)self->page; off < end;
+	     off += (off_t)self->page)
+		NOWAIT_ASSERT_FILE_PATTERN(self->f.fd, self->back, self->page,
+					   off, self->f.seed + 1);
+}
+
+/*
+ * With the block bitmaps evicted (the inode too), the first allocating
+ * flagged write is EAGAIN on ext2, and the bitmap is read by a worker: the
+ * flagged retries alone get through. ext4 reserves delayed blocks without
+ * the bitmap, but its first write is EAGAIN too: the mapping of the new
+ * block is not in the evicted inode's extent status tree.
+ */
+TEST_F(write, evicted_bitmap_needs_no_blocking_retry)
+{
+	const off_t eof = FILE_PAGES * (off_t)self->page;
+	int eagains;
+
+	nowait_fill(self->buf, self->page, (uint64_t)eof, self->f.seed + 1);
+	evict_inode(_metadata, self);
+	NOWAIT_ASSERT_ERRNO(NOWAIT_PWRITE(self->f.fd, self->buf, self->page,
+					  eof, 0), EAGAIN);
+	eagains = NOWAIT_WRITE_RETRYING(self->f.fd, self->buf, self->page,
+					eof, 0);
+	ksft_print_msg("%d EAGAIN before the append went through\n", eagains);
+	NOWAIT_ASSERT_FILE_PATTERN(self->f.fd, self->back, self->page, eof,
+				   self->f.seed + 1);
 }
 
 FIXTURE(own_fs) {
@@ -232,7 +309,7 @@ static void append_sync_crash(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, nowait_write_pattern(fd, 0, HEAD, self->seed));
 	ASSERT_EQ(0, fsync(fd));
 	nowait_fill(buf, sizeof(buf), 0, self->seed);
-	write_flagged(_metadata, fd, buf + HEAD, TAIL, HEAD);
+	NOWAIT_WRITE_RETRYING(fd, buf + HEAD, TAIL, HEAD, NOWAIT_RETRY_SHORT_OK);
 	ASSERT_EQ(0, fstat(fd, &st));
 	ASSERT_EQ(HEAD + TAIL, st.st_size);
 	ASSERT_EQ(0, sync_fn(fd));
@@ -291,7 +368,7 @@ TEST_F(own_fs, frozen_filesystem_refuses_flagged_write)
 	close(dfd);
 	ASSERT_EQ(0, fstat(fd, &st));
 	ASSERT_EQ(HEAD, st.st_size);
-	write_flagged(_metadata, fd, buf, sizeof(buf), HEAD);
+	NOWAIT_WRITE_RETRYING(fd, buf, sizeof(buf), HEAD, NOWAIT_RETRY_SHORT_OK);
 	ASSERT_EQ(0, fstat(fd, &st));
 	ASSERT_EQ(2 * HEAD, st.st_size);
 	close(fd);
