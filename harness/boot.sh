@@ -41,14 +41,20 @@ for fs in ext4 xfs btrfs vfat exfat ext2 swap ocfs2; do
 		-device "virtio-blk-pci,drive=$fs,serial=$fs")
 done
 
-# Two virtfs exports of one host directory, for the guest's /mnt/9p
-# (cache=loose) and /mnt/9p-none (cache=none); empty at each boot unless
-# NOWAIT_KEEP_DISKS=1.
+# Three virtfs exports of one host directory, for the guest's /mnt/9p
+# (cache=loose), /mnt/9p-none (cache=none) and /mnt/9p-slow (cache=loose,
+# a slow server: QEMU serves NOWAIT_9P_SLOW_IOPS reads/s, default 5, the
+# only way to slow the 9p server down, which is QEMU itself); empty at each
+# boot unless NOWAIT_KEEP_DISKS=1. NOWAIT_READ_IOPS throttles the reads of
+# the other two as it does the disks', so that every network filesystem's
+# server is behind the same slow storage.
 export9p=$NOWAIT_OUT/9p-export
 [ "${NOWAIT_KEEP_DISKS:-0}" = 1 ] || rm -rf "$export9p"
 mkdir -p "$export9p"
-for tag in nowait9p nowait9pnone; do
-	drives+=(-fsdev "local,id=$tag,path=$export9p,security_model=none"
+for tag in nowait9p nowait9pnone nowait9pslow; do
+	throttle9p=${NOWAIT_READ_IOPS:+,throttling.iops-read=$NOWAIT_READ_IOPS}
+	[ "$tag" = nowait9pslow ] && throttle9p=,throttling.iops-read=${NOWAIT_9P_SLOW_IOPS:-5}
+	drives+=(-fsdev "local,id=$tag,path=$export9p,security_model=none$throttle9p"
 		-device "virtio-9p-pci,fsdev=$tag,mount_tag=$tag")
 done
 

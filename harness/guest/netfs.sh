@@ -2,11 +2,13 @@
 # /etc/netfs.sh) once the disks are mounted, before the job runs:
 #
 #   /mnt/nfs3, /mnt/nfs4    knfsd's export of /mnt/ext4/export-nfs, NFSv3
-#                           (nolock) and NFSv4.2, over 127.0.0.1
+#   /mnt/nfs4-fsc           (nolock), NFSv4.2, and NFSv4.2 with fscache (fsc)
+#                           when the kernel has it, over 127.0.0.1
 #   /mnt/cifs, /mnt/cifs-none  ksmbd's share "nowait" of /mnt/ext4/export-smb,
 #                           SMB 3.1.1, cache=strict and cache=none
-#   /mnt/9p, /mnt/9p-none   the host's $NOWAIT_OUT/9p-export (boot.sh),
-#                           virtio, cache=loose and cache=none
+#   /mnt/9p, /mnt/9p-none,  the host's $NOWAIT_OUT/9p-export (boot.sh),
+#   /mnt/9p-slow            virtio, cache=loose, cache=none, and cache=loose
+#                           through an export QEMU serves at a few reads/s
 #   /mnt/fuse               nowait-fused, passthrough of /mnt/ext4/export-fuse
 #   /mnt/ceph, /mnt/ceph-b  CephFS "nowait" of harness/ceph.sh on the host, two
 #                           clients (noshare), when boot.sh ran with NOWAIT_CEPH=1
@@ -101,6 +103,12 @@ netfs_knfsd() {
 		127.0.0.1:/mnt/ext4/export-nfs /mnt/nfs3 || netfs_fail knfsd "NFSv3 mount failed" || netfs_rc=1
 	netfs_mount 5 nfs vers=4.2,actimeo=600,addr=127.0.0.1,clientaddr=127.0.0.1 \
 		127.0.0.1:/mnt/ext4/export-nfs /mnt/nfs4 || netfs_fail knfsd "NFSv4.2 mount failed" || netfs_rc=1
+	# The same with fscache (fsc; no cache is bound, so its reads go
+	# through netfs to the server), on a superblock of its own.
+	if [ -e /proc/fs/fscache ]; then
+		netfs_mount 5 nfs vers=4.2,actimeo=600,fsc,nosharecache,addr=127.0.0.1,clientaddr=127.0.0.1 \
+			127.0.0.1:/mnt/ext4/export-nfs /mnt/nfs4-fsc || netfs_fail knfsd "NFSv4.2 fsc mount failed" || netfs_rc=1
+	fi
 	return $netfs_rc
 }
 
@@ -141,7 +149,9 @@ netfs_9p() {
 	netfs_mount 1 9p trans=virtio,version=9p2000.L,cache=loose nowait9p /mnt/9p ||
 		netfs_fail 9p "mount failed" || return 1
 	netfs_mount 1 9p trans=virtio,version=9p2000.L,cache=none nowait9pnone /mnt/9p-none ||
-		netfs_fail 9p "mount of nowait9pnone failed"
+		netfs_fail 9p "mount of nowait9pnone failed" || return 1
+	netfs_mount 1 9p trans=virtio,version=9p2000.L,cache=loose nowait9pslow /mnt/9p-slow ||
+		netfs_fail 9p "mount of nowait9pslow failed"
 }
 
 netfs_fuse() {

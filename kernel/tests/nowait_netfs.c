@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * RWF_NOWAIT reads on network filesystems, against real servers in the
- * guest: knfsd (NFSv3 and NFSv4.2) and ksmbd (SMB 3.1.1) over loopback,
- * QEMU's virtio-9p, a fuse daemon of the case's own (tools/nowait-fused),
+ * guest: knfsd (NFSv3, and NFSv4.2 without and with fscache) and ksmbd
+ * (SMB 3.1.1) over loopback, QEMU's virtio-9p, a fuse daemon of the case's
+ * own (tools/nowait-fused),
  * ocfs2 in local mode, and a single-node Ceph cluster on the host
  * (harness/ceph.sh) through QEMU's user networking.
  *
@@ -26,10 +27,12 @@
  * client's caps.
  *
  * A slow server is tc netem delay on loopback for nfs and cifs (on eth0 for
- * ceph), and a stopped (SIGSTOP) daemon for fuse; a server gone is a killed
+ * ceph), a stopped (SIGSTOP) daemon for fuse, and for 9p, whose server is
+ * QEMU on the host, a second mount of the same export that QEMU serves at
+ * a few reads a second (boot.sh's nowait9pslow). A server gone is a killed
  * fuse daemon, or ksmbd shut down (ksmbd.control -s) and started again.
- * 9p's server is QEMU on the host, and ocfs2 in local mode has none: their
- * server-side cases skip.
+ * ocfs2 in local mode has no server, and 9p's cannot be changed or taken
+ * away from the guest: those server-side cases skip.
  */
 #include "kselftest_harness.h"
 #include "nowait_test.h"
@@ -60,6 +63,7 @@ enum slow {
 	SLOW_NONE,
 	SLOW_NETEM,		/* delay on loopback */
 	SLOW_SIGSTOP,		/* the fuse daemon stopped */
+	SLOW_MOUNT,		/* always slow: the file through variant->slow_dir */
 };
 
 /* How the server-gone case takes the server away */
@@ -89,7 +93,9 @@ FIXTURE_VARIANT(netfs) {
 	const char *export;	/* the server's directory, or NULL */
 	const char *changer;	/* another client's mount, to change the file */
 	const char *uncached;	/* a mount of the share with no cache */
+	const char *slow_dir;	/* a mount of the share whose server is slow */
 	bool fuse;		/* a daemon of the case's own */
+	bool fscache;		/* a mount with -o fsc (CONFIG_NFS_FSCACHE) */
 	const char *dev;	/* the network device that reaches the server */
 	enum change change;
 	enum slow slow;
@@ -106,6 +112,12 @@ FIXTURE_VARIANT_ADD(netfs, nfs4) {
 	.export = "ext4/export-nfs", .change = CHANGE_AT_OPEN,
 	.slow = SLOW_NETEM, .dev = "lo",
 };
+/* fscache: readahead and ->read_folio() go through netfs */
+FIXTURE_VARIANT_ADD(netfs, nfs4fsc) {
+	.dir = "nfs4-fsc", .type = "nfs4", .fscache = true,
+	.export = "ext4/export-nfs", .change = CHANGE_AT_OPEN,
+	.slow = SLOW_NETEM, .dev = "lo",
+};
 FIXTURE_VARIANT_ADD(netfs, cifs) {
 	.dir = "cifs", .type = "cifs",
 	.export = "ext4/export-smb", .uncached = "cifs-none",
@@ -119,7 +131,7 @@ FIXTURE_VARIANT_ADD(netfs, fuse) {
 };
 FIXTURE_VARIANT_ADD(netfs, v9p) {
 	.dir = "9p", .type = "9p",
-	.uncached = "9p-none",
+	.uncached = "9p-none", .slow = SLOW_MOUNT, .slow_dir = "9p-slow",
 };
 FIXTURE_VARIANT_ADD(netfs, ceph) {
 	.dir = "ceph", .type = "ceph", .changer = "ceph-b",
@@ -301,9 +313,18 @@ FIXTURE_SETUP(netfs)
 			 self->fusesrc, name);
 	} else {
 		snprintf(dir, sizeof(dir), "%s/%s", nowait_mnt(), variant->dir);
+		if (variant->fscache && access("/proc/fs/fscache", F_OK))
+			SKIP(return, "this kernel has no fscache");
 		if (!strcmp(variant->type, "ceph") && !access("/run/nowait-no-ceph", F_OK))
 			SKIP(return, "the guest was booted without a ceph cluster (harness/ceph.sh, NOWAIT_CEPH=1)");
 		NEED_MOUNT(dir, variant->type);
+		if (variant->fscache) {
+			struct nowait_mount m;
+
+			ASSERT_TRUE(nowait_find_mount(dir, NULL, &m));
+			ASSERT_TRUE(nowait_has_opt(m.sopts, "fsc"))
+				TH_LOG("setup: %s is mounted without fsc: %s", dir, m.sopts);
+		}
 		if (variant->export)
 			snprintf(self->server, sizeof(self->server),
 				 "%s/%s/%s", nowait_mnt(), variant->export,
@@ -580,38 +601,45 @@ TEST_F(netfs, buffered_write_refused_with_eopnotsupp)
 TEST_F(netfs, slow_server_hit_served_and_miss_eagain_without_sleeping)
 {
 	size_t pg = nowait_page();
+	char slow[PATH_MAX];
+	int fd = self->fd;
 
 	if (variant->slow == SLOW_NONE)
 		SKIP(return, "no way to slow this server down from the guest");
+	if (variant->slow == SLOW_MOUNT) {
+		snprintf(slow, sizeof(slow), "%s/%s/%s", nowait_mnt(),
+			 variant->slow_dir, strrchr(self->client, '/') + 1);
+		NEED_MOUNT(slow, variant->type);
+		fd = open(slow, O_RDONLY | O_CLOEXEC);
+		ASSERT_LE(0, fd) TH_LOG("setup: open %s: %s", slow,
+					nowait_errname(errno));
+	}
 	/* half the file cached, half not; readahead off */
-	NOWAIT_EVICT(self->fd);
-	ASSERT_EQ(0, posix_fadvise(self->fd, 0, 0, POSIX_FADV_RANDOM));
-	ASSERT_EQ((ssize_t)pg, nowait_preadv2(self->fd, self->buf, pg, 0, 0));
-	NOWAIT_ASSERT_RESIDENCY(self->fd, "R.......");
+	NOWAIT_EVICT(fd);
+	ASSERT_EQ(0, posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM));
+	ASSERT_EQ((ssize_t)pg, nowait_preadv2(fd, self->buf, pg, 0, 0));
+	NOWAIT_ASSERT_RESIDENCY(fd, "R.......");
 	if (variant->slow == SLOW_NETEM) {
 		self->netem = variant->dev;
 		ASSERT_EQ(0, netem(variant->dev, true))
 			TH_LOG("setup: netem on %s", variant->dev);
-	} else {
+	} else if (variant->slow == SLOW_SIGSTOP) {
 		ASSERT_EQ(0, kill(self->daemon, SIGSTOP));
 	}
-	ASSERT_EQ((ssize_t)pg, NOWAIT_PREAD(self->fd, self->buf, pg, 0))
+	ASSERT_EQ((ssize_t)pg, NOWAIT_PREAD(fd, self->buf, pg, 0))
 		TH_LOG("cached page: %s", nowait_errname(errno));
 	NOWAIT_ASSERT_PATTERN(self->buf, pg, 0, self->seed);
-	NOWAIT_ASSERT_ERRNO(NOWAIT_PREAD(self->fd, self->buf, pg, 4 * pg),
-			    EAGAIN);
+	NOWAIT_ASSERT_ERRNO(NOWAIT_PREAD(fd, self->buf, pg, 4 * pg), EAGAIN);
 	if (variant->slow == SLOW_SIGSTOP) {
 		nowait_msleep(FUSE_ATTR_WAIT_MS);
-		NOWAIT_ASSERT_ERRNO(NOWAIT_PREAD(self->fd, self->buf, pg, 0),
-				    EAGAIN);
+		NOWAIT_ASSERT_ERRNO(NOWAIT_PREAD(fd, self->buf, pg, 0), EAGAIN);
 		ASSERT_EQ(0, kill(self->daemon, SIGCONT));
-	} else {
+	} else if (variant->slow == SLOW_NETEM) {
 		ASSERT_EQ(0, netem(variant->dev, false));
 		self->netem = NULL;
 	}
 	/* and the blocking retry still works once the server is back */
-	ASSERT_EQ((ssize_t)pg, nowait_preadv2(self->fd, self->buf, pg,
-					      4 * pg, 0));
+	ASSERT_EQ((ssize_t)pg, nowait_preadv2(fd, self->buf, pg, 4 * pg, 0));
 	NOWAIT_ASSERT_PATTERN(self->buf, pg, 4 * pg, self->seed);
 }
 

@@ -420,6 +420,79 @@ TEST_F(nwread, served_after_a_blocking_read)
 }
 
 /*
+ * Flagged retries alone get through, with no blocking read between them,
+ * where the page cache holds folios that are cached but not uptodate,
+ * which readahead skips: the flagged read that finds one has it read by
+ * a worker (->read_folio()), so every retry makes progress. Retry the
+ * flagged read of [@off, @off + @len) every 10 ms until it returns all
+ * @want bytes, for up to READAHEAD_MS.
+ */
+static void flagged_retries_get(struct __test_metadata *_metadata,
+				FIXTURE_DATA(nwread) *self, off_t off,
+				size_t len, ssize_t want)
+{
+	ssize_t r = -1;
+	int tries;
+
+	for (tries = 0; tries < READAHEAD_MS / 10; tries++) {
+		memset(self->buf, 0xff, len);
+		r = NOWAIT_PREAD(self->f.fd, self->buf, len, off);
+		if (r == want)
+			break;
+		if (r < 0)
+			NOWAIT_ASSERT_ERRNO(r, EAGAIN);
+		nowait_msleep(10);
+	}
+	ASSERT_EQ(want, r)
+		TH_LOG("%d flagged reads in %d ms, none served all %zd bytes: the last returned %zd (%s)",
+		       tries, READAHEAD_MS, want, r,
+		       r < 0 ? nowait_errname(errno) : "short");
+	ksft_print_msg("served after %d flagged retries\n", tries);
+}
+
+/*
+ * exfat's readahead does not read a range that crosses valid_size, which
+ * a truncate down and up leaves below i_size: it leaves the folios cached
+ * and not uptodate for ->read_folio() ("read it page by page"). The file
+ * is truncated into its third page and extended again: the pattern, then
+ * zeros.
+ */
+TEST_F(nwread, truncated_and_extended_served_by_flagged_retries)
+{
+	const off_t valid = (off_t)(2 * self->pg + 100);
+	const size_t len = (size_t)self->size;
+
+	if (self->f.fs->cache_pinned)
+		SKIP(return, "tmpfs has no readahead to leave folios behind");
+	ASSERT_EQ(0, ftruncate(self->f.wfd, valid));
+	ASSERT_EQ(0, ftruncate(self->f.wfd, self->size));
+	ASSERT_EQ(0, fsync(self->f.wfd));
+	set_residency(_metadata, self, ".........");
+	flagged_retries_get(_metadata, self, 0, len, self->size);
+	NOWAIT_ASSERT_PATTERN(self->buf, (size_t)valid, 0, self->f.seed);
+	for (size_t i = (size_t)valid; i < len; i++) {
+		ASSERT_EQ(0, (int)self->buf[i])
+			TH_LOG("offset %zu, past the truncation", i);
+	}
+}
+
+/*
+ * Where blocks are smaller than pages (vfat and exfat here: 512-byte
+ * sectors), the write that made the file left the blocks of its last page
+ * past EOF not uptodate, and so the folio, which is cached all the same.
+ * Flagged reads of that page, up to EOF and past it, get its bytes.
+ */
+TEST_F(nwread, written_tail_served_by_flagged_retries)
+{
+	const off_t last = (off_t)(FILE_PAGES * self->pg);
+
+	flagged_retries_get(_metadata, self, last, self->pg, FILE_TAIL);
+	NOWAIT_ASSERT_PATTERN(self->buf, FILE_TAIL, last, self->f.seed);
+	flagged_retries_get(_metadata, self, last, 2 * self->pg, FILE_TAIL);
+	NOWAIT_ASSERT_PATTERN(self->buf, FILE_TAIL, last, self->f.seed);
+}
+
+/*
  * An overlay file opened before it was copied up still holds its lower
  * real file. The first read after the copy up has to open the upper one
  * (ovl_real_fdget_meta()), which can block: for a NOWAIT read that is
