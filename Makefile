@@ -28,8 +28,9 @@ check-debug-long:
 		harness/check.sh --debug
 
 # Stock against patched: probe tables and the blocking detector.
+# COMPARE_ARGS passes options to harness/compare.sh (e.g. --parts "probe netfs").
 compare:
-	harness/compare.sh
+	harness/compare.sh $(COMPARE_ARGS)
 
 # Stock against patched: instructions per cached 16 KiB pread, flagged hit
 # and pwrite on ext4, xfs and tmpfs, under QEMU's -icount (build/cost/).

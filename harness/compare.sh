@@ -7,7 +7,12 @@
 # filesystem under dirty pressure (nowait-blockstat --write, in the same
 # boot as the ext4 reads).
 #
-#   harness/compare.sh          (make compare)
+#   harness/compare.sh [--parts "probe blockstat netfs"]    (make compare)
+#
+# --parts runs only these boots on each kernel: probe (the capability
+# table), blockstat (ext4 reads and every local filesystem's writes, the
+# long one) and netfs (the network filesystems); the tables of the others
+# are left out. Default: all three.
 #
 # Writes build/compare.md (the tables in README.md come from it), the JSON
 # of every run beside it, and build/compare-write.json, the write figures
@@ -21,24 +26,48 @@ iops=${NOWAIT_READ_IOPS:-200}
 # flagged writes meet dirty pages at the limit (the setup of the ext4 read
 # files, 320 MiB, takes some 80 s longer for it).
 wbps=${NOWAIT_WRITE_BPS:-4194304}
+parts="probe blockstat netfs"
+while [ $# -gt 0 ]; do
+	case $1 in
+	--parts) parts=$2; shift ;;
+	*) die "usage: $0 [--parts \"probe blockstat netfs\"]" ;;
+	esac
+	shift
+done
+for part in $parts; do
+	case $part in probe | blockstat | netfs) ;; *) die "compare: no part $part (probe, blockstat, netfs)" ;; esac
+done
+wanted() { [[ " $parts " == *" $1 "* ]]; }
 phase "dependencies" "$NOWAIT_ROOT/harness/deps.sh"
 guest_image
 ceph_cluster || say "ceph: no cluster, so no ceph row"
 
+# A part left out must not leave an earlier run's JSON to be tabled.
+for name in stock patched; do
+	wanted probe || rm -f "$NOWAIT_OUT/probe-$name.json"
+	wanted blockstat || rm -f "$NOWAIT_OUT/blockstat-$name.json" "$NOWAIT_OUT/blockstat-write-$name.json"
+	wanted netfs || rm -f "$NOWAIT_OUT/blockstat-netfs-$name.json"
+done
 for name in stock patched; do
 	kernel=$(kernel_tree "$name")
-	log=$NOWAIT_OUT/console-probe-$name.log
-	phase "probe ($name)" "$NOWAIT_ROOT/harness/boot.sh" "$kernel" "$NOWAIT_OUT/initramfs.cpio" demo "$log" 600
-	json_from "$log" "$NOWAIT_OUT/probe-$name.json"
-	log=$NOWAIT_OUT/console-blockstat-$name.log
-	NOWAIT_READ_IOPS=$iops NOWAIT_WRITE_BPS=$wbps phase "blocking detector ($name)" "$NOWAIT_ROOT/harness/boot.sh" \
-		"$kernel" "$NOWAIT_OUT/initramfs.cpio" blockstat "$log" 2700
-	json_from "$log" "$NOWAIT_OUT/blockstat-$name.json"
-	json_from "$log" "$NOWAIT_OUT/blockstat-write-$name.json" write
-	log=$NOWAIT_OUT/console-blockstat-netfs-$name.log
-	NOWAIT_READ_IOPS=$iops phase "blocking detector, network filesystems ($name)" \
-		"$NOWAIT_ROOT/harness/boot.sh" "$kernel" "$NOWAIT_OUT/initramfs.cpio" blockstat-netfs "$log" 1800
-	json_from "$log" "$NOWAIT_OUT/blockstat-netfs-$name.json"
+	if wanted probe; then
+		log=$NOWAIT_OUT/console-probe-$name.log
+		phase "probe ($name)" "$NOWAIT_ROOT/harness/boot.sh" "$kernel" "$NOWAIT_OUT/initramfs.cpio" demo "$log" 600
+		json_from "$log" "$NOWAIT_OUT/probe-$name.json"
+	fi
+	if wanted blockstat; then
+		log=$NOWAIT_OUT/console-blockstat-$name.log
+		NOWAIT_READ_IOPS=$iops NOWAIT_WRITE_BPS=$wbps phase "blocking detector ($name)" "$NOWAIT_ROOT/harness/boot.sh" \
+			"$kernel" "$NOWAIT_OUT/initramfs.cpio" blockstat "$log" 2700
+		json_from "$log" "$NOWAIT_OUT/blockstat-$name.json"
+		json_from "$log" "$NOWAIT_OUT/blockstat-write-$name.json" write
+	fi
+	if wanted netfs; then
+		log=$NOWAIT_OUT/console-blockstat-netfs-$name.log
+		NOWAIT_READ_IOPS=$iops phase "blocking detector, network filesystems ($name)" \
+			"$NOWAIT_ROOT/harness/boot.sh" "$kernel" "$NOWAIT_OUT/initramfs.cpio" blockstat-netfs "$log" 1800
+		json_from "$log" "$NOWAIT_OUT/blockstat-netfs-$name.json"
+	fi
 done
 
 python3 "$NOWAIT_ROOT/harness/compare-tables.py" "$NOWAIT_OUT" "$iops" "$wbps" | tee "$NOWAIT_OUT/compare.md"
