@@ -1011,7 +1011,8 @@ static inline void nowait_loopfs_remove(struct nowait_loopfs *fs)
  * - ext4 (delalloc), ext2 (both with 4 KiB blocks) and tmpfs write it
  *   (FOP_BUFFER_WASYNC), and so does overlayfs, which hands the write on to
  *   its upper file, on ext4 or on tmpfs in the guest;
- * - btrfs answers EAGAIN: its ->update_time() needs a transaction;
+ * - btrfs writes it: it sets the times in memory, and copies on write with
+ *   space reserved without flushing (nowait_btrfs_write has its EAGAINs);
  * - vfat and exfat have no FMODE_NOWAIT or FOP_BUFFER_WASYNC: EOPNOTSUPP.
  */
 static inline int nowait_buffered_write_errno(const struct nowait_fs *fs)
@@ -1020,9 +1021,7 @@ static inline int nowait_buffered_write_errno(const struct nowait_fs *fs)
 	case XFS_SUPER_MAGIC:
 	case TMPFS_MAGIC:
 	case OVERLAYFS_SUPER_MAGIC:
-		return 0;
 	case BTRFS_SUPER_MAGIC:
-		return EAGAIN;
 	case EXT4_SUPER_MAGIC:	/* and ext2's */
 		return 0;
 	default:

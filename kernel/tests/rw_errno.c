@@ -36,7 +36,7 @@
  * written back and evicted; before every call its mtime is set into the
  * past, so that every NOWAIT write has to update it (fs/inode.c:
  * file_modified_flags) instead of depending on whether the last write fell
- * in the same clock tick: btrfs then deterministically refuses it.
+ * in the same clock tick.
  */
 #include "kselftest_harness.h"
 #include "nowait_test.h"
@@ -80,13 +80,13 @@ struct row {
  * S_NOWAIT), and so do ext4 (fs/ext4/inode.c:ext4_da_write_begin_nowait),
  * ext2 (fs/buffer.c:block_write_begin_nowait) and tmpfs
  * (mm/shmem.c:shmem_write_begin), which declare FOP_BUFFER_WASYNC, and
- * overlayfs, whose upper layer is ext4 here; btrfs
- * refuses the (aged) mtime update, which needs a transaction
- * (fs/btrfs/inode.c:btrfs_update_time), and the rest have neither
+ * overlayfs, whose upper layer is ext4 here; btrfs sets the times in memory
+ * and copies on write with reservations that do not flush
+ * (fs/btrfs/file.c:btrfs_buffered_write); the rest have neither
  * FMODE_NOWAIT nor FOP_BUFFER_WASYNC (include/linux/fs.h:
  * kiocb_set_rw_flags).
  */
-#define WN(x) "ext4,ext2,xfs,tmpfs,ovl=" x " btrfs=EAGAIN *=EOPNOTSUPP"
+#define WN(x) "ext4,ext2,xfs,tmpfs,ovl,btrfs=" x " *=EOPNOTSUPP"
 
 /* noinline: the compiler must not see the bad arguments the rows pass */
 /*
@@ -610,7 +610,7 @@ static const struct row rows[NROWS] = {
 	[ROW_iovlen_overflow] = { "iovlen_overflow", run_iovlen_overflow, false,
 		{ "x86_64=EFAULT i386=8192", "x86_64=EFAULT i386=8192",
 		  "x86_64=EFAULT btrfs=EFAULT i386=8192",
-		  "x86_64=EFAULT " WN("8192") },
+		  "x86_64=EFAULT btrfs=EFAULT " WN("8192") },
 		"{SSIZE_MAX, 1}: lib/iov_iter.c:__import_iovec, access_ok() "
 		"fails on x86_64; for i386 the total is cut to MAX_RW_COUNT, "
 		"the read ends at EOF, the write at the guard page (btrfs "
