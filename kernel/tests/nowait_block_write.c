@@ -1,27 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RWF_NOWAIT buffered writes on the filesystems built on buffer heads, ext4
- * (delayed allocation) and ext2, both with 4 KiB blocks: the paths where a
+ * RWF_NOWAIT buffered writes on the filesystems that map or allocate blocks
+ * in the write: ext4 (delayed allocation) and ext2, both with 4 KiB blocks
+ * on buffer heads, and btrfs, which copies on write. The paths where a
  * flagged write would have slept before the series, and what it does
  * instead (fs/buffer.c:block_write_folio_nowait,
  * fs/ext4/inode.c:ext4_da_write_begin_nowait, fs/ext2/inode.c:
- * ext2_get_block_nowait).
+ * ext2_get_block_nowait, fs/btrfs/file.c:btrfs_buffered_write).
  *
- * The fixture "write" uses the guest's ext4 and ext2 disks:
+ * The fixture "write" uses the guest's ext4, ext2 and btrfs disks:
  *  - a write to part of a page that is not cached fails with EAGAIN, and
  *    the read it needs is queued: the page becomes resident without any
- *    blocking call, and a flagged retry then writes;
+ *    blocking call, and a flagged retry then writes; the same for a page
+ *    of a hole;
  *  - a write of a whole page that is not cached reads nothing;
  *  - after the inode was evicted, the block mappings are not in memory
  *    (ext4's extent status tree; ext2's indirect blocks, past the 12 blocks
- *    the inode maps itself): the lookup is queued, and flagged retries
- *    alone get the write done;
+ *    the inode maps itself; btrfs's extent maps, whose fs tree leaves may
+ *    still be cached): the lookup is queued where it would sleep, and
+ *    flagged retries alone get the write done;
  *  - a write that starts past EOF: on ext4 EAGAIN (the zeroing of the old
- *    last block needs a journal handle), and the blocking retry writes it;
- *    ext2 writes it, and the gap reads as zeros;
- *  - appends into new blocks: ext2 allocates them, and a new indirect block
- *    past the first 12 and past the next 1024, from the in-memory bitmap;
- *    after the bitmap was evicted, a worker reads it for the retry.
+ *    last block needs a journal handle), on btrfs too (the hole extent
+ *    needs a transaction), and the blocking retry writes it; ext2 writes
+ *    it, and the gap reads as zeros;
+ *  - appends into a new page past EOF, which is zeroed, not read; appends
+ *    into new blocks: ext2 allocates them, and a new indirect block past
+ *    the first 12 and past the next 1024, from the in-memory bitmap; after
+ *    the bitmap was evicted, a worker reads it for the retry;
+ *  - overwrites of pages under writeback never sleep.
  *
  * The fixture "own_fs" makes its own ext4 (struct nowait_loopfs), so that
  * it can freeze it, and shut it down as a crash would (EXT4_IOC_SHUTDOWN
@@ -43,6 +49,7 @@
 #define TAIL		100	/* own_fs: the flagged append after it */
 #define EXT2_INODE_BLOCKS 12	/* fs/ext2/ext2.h: EXT2_NDIR_BLOCKS */
 #define EXT2_PER_BLOCK	1024	/* block numbers in a 4 KiB indirect block */
+#define UNDER_WRITEBACK_WRITES	200
 
 /* include/uapi/linux/ext4.h, not in Debian 12's linux-libc-dev */
 #define NOWAIT_EXT4_IOC_SHUTDOWN		_IOR('X', 125, __u32)
@@ -61,6 +68,12 @@ FIXTURE_VARIANT(write) {
 	int inode_pages;
 	/* What a flagged write that starts past EOF gets (0: written) */
 	int past_eof_errno;
+	/*
+	 * After the inode is evicted, the first flagged write may go through:
+	 * btrfs looks its extent maps up in fs tree leaves that are often
+	 * still cached. ext4 and ext2 must look their mappings up first.
+	 */
+	bool evicted_may_write;
 };
 
 FIXTURE_VARIANT_ADD(write, ext4) {
@@ -71,17 +84,28 @@ FIXTURE_VARIANT_ADD(write, ext2) {
 	.fs = NOWAIT_FS_EXT2, .inode_pages = EXT2_INODE_BLOCKS,
 };
 
+FIXTURE_VARIANT_ADD(write, btrfs) {
+	.fs = NOWAIT_FS_BTRFS, .past_eof_errno = EAGAIN,
+	.evicted_may_write = true,
+};
+
 FIXTURE_SETUP(write)
 {
 	self->page = nowait_page();
 	NOWAIT_TFILE_SETUP(&self->f, &variant->fs,
 			   (off_t)(FILE_PAGES * self->page));
-	ASSERT_EQ(0, fsync(self->f.fd));
+	/*
+	 * syncfs(), not fsync(): btrfs keeps the extents of files that
+	 * earlier cases removed pinned until a transaction commits, and a
+	 * flagged write reserves only space that is free without a commit.
+	 */
+	ASSERT_EQ(0, syncfs(self->f.fd));
 	self->buf = malloc(FILE_PAGES * self->page);
 	self->back = malloc(FILE_PAGES * self->page);
 	ASSERT_NE(NULL, self->buf);
 	ASSERT_NE(NULL, self->back);
 	nowait_fill(self->buf, FILE_PAGES * self->page, 0, self->f.seed + 1);
+	memset(self->back, 0, FILE_PAGES * self->page);
 }
 
 FIXTURE_TEARDOWN_PARENT(write)
@@ -151,7 +175,8 @@ TEST_F(write, whole_page_write_of_an_evicted_page_reads_nothing)
  * maps itself are not in memory, and looking one up may read metadata: the
  * first flagged write there is EAGAIN and queues the lookup, and flagged
  * retries alone then get through. On ext2 the file grows past its first 12
- * blocks first, so that the write needs an indirect block.
+ * blocks first, so that the write needs an indirect block. On btrfs the
+ * first write may go through (evicted_may_write).
  */
 TEST_F(write, evicted_inode_needs_no_blocking_retry)
 {
@@ -170,8 +195,10 @@ TEST_F(write, evicted_inode_needs_no_blocking_retry)
 	memset(want, '.', sizeof(want) - 1);
 	want[variant->inode_pages + FILE_PAGES] = '\0';
 	NOWAIT_ASSERT_RESIDENCY(self->f.fd, want);
-	NOWAIT_ASSERT_ERRNO(NOWAIT_PWRITE(self->f.fd, self->buf, len, off, 0),
-			    EAGAIN);
+	if (!variant->evicted_may_write) {
+		NOWAIT_ASSERT_ERRNO(NOWAIT_PWRITE(self->f.fd, self->buf, len,
+						  off, 0), EAGAIN);
+	}
 	eagains = NOWAIT_WRITE_RETRYING(self->f.fd, self->buf, len, off,
 					NOWAIT_RETRY_SHORT_OK);
 	ksft_print_msg("%d more EAGAIN before the write went through\n",
@@ -246,7 +273,8 @@ TEST_F(write, appends_allocate_indirect_blocks)
  * flagged write is EAGAIN on ext2, and the bitmap is read by a worker: the
  * flagged retries alone get through. ext4 reserves delayed blocks without
  * the bitmap, but its first write is EAGAIN too: the mapping of the new
- * block is not in the evicted inode's extent status tree.
+ * block is not in the evicted inode's extent status tree. btrfs reserves
+ * space and looks up no extent map past EOF: it writes at once.
  */
 TEST_F(write, evicted_bitmap_needs_no_blocking_retry)
 {
@@ -255,12 +283,125 @@ TEST_F(write, evicted_bitmap_needs_no_blocking_retry)
 
 	nowait_fill(self->buf, self->page, (uint64_t)eof, self->f.seed + 1);
 	evict_inode(_metadata, self);
-	NOWAIT_ASSERT_ERRNO(NOWAIT_PWRITE(self->f.fd, self->buf, self->page,
-					  eof, 0), EAGAIN);
+	if (variant->evicted_may_write) {
+		ASSERT_EQ((ssize_t)self->page,
+			  NOWAIT_PWRITE(self->f.fd, self->buf, self->page,
+					eof, 0));
+	} else {
+		NOWAIT_ASSERT_ERRNO(NOWAIT_PWRITE(self->f.fd, self->buf,
+						  self->page, eof, 0), EAGAIN);
+	}
 	eagains = NOWAIT_WRITE_RETRYING(self->f.fd, self->buf, self->page,
 					eof, 0);
 	ksft_print_msg("%d EAGAIN before the append went through\n", eagains);
 	NOWAIT_ASSERT_FILE_PATTERN(self->f.fd, self->back, self->page, eof,
+				   self->f.seed + 1);
+}
+
+/* @len bytes at @off read as zeros. */
+static void expect_zeros(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(write) *self, off_t off, size_t len)
+{
+	size_t i = 0;
+
+	ASSERT_EQ((ssize_t)len, pread(self->f.fd, self->back, len, off));
+	while (i < len && !self->back[i])
+		i++;
+	ASSERT_EQ(len, i)
+		TH_LOG("byte %jd is not zero", (intmax_t)off + (intmax_t)i);
+}
+
+/*
+ * Appends at EOF, which is page aligned: the first goes into a page past
+ * EOF that does not exist yet, which is zeroed, not read; the second
+ * continues inside that page. Flagged retries alone write them.
+ */
+TEST_F(write, appends_into_a_new_page)
+{
+	const off_t eof = FILE_PAGES * (off_t)self->page;
+	struct stat st;
+	int eagains;
+
+	nowait_fill(self->buf, 2 * PART_LEN, (uint64_t)eof, self->f.seed + 1);
+	eagains = NOWAIT_WRITE_RETRYING(self->f.fd, self->buf, PART_LEN, eof, 0);
+	eagains += NOWAIT_WRITE_RETRYING(self->f.fd, self->buf + PART_LEN,
+					 PART_LEN, eof + PART_LEN, 0);
+	ksft_print_msg("%d EAGAIN before the appends went through\n", eagains);
+	ASSERT_EQ(0, fstat(self->f.fd, &st));
+	ASSERT_EQ(eof + 2 * PART_LEN, st.st_size);
+	NOWAIT_ASSERT_FILE_PATTERN(self->f.fd, self->back, 2 * PART_LEN, eof,
+				   self->f.seed + 1);
+	/* and the zeroed rest of the page is not in the file */
+	ASSERT_EQ(0, pread(self->f.fd, self->back, 1, eof + 2 * PART_LEN));
+}
+
+/*
+ * Two pages of hole after the data, made by ftruncate() and synced, then
+ * evicted: 100 bytes into the first page of the hole are EAGAIN, the page
+ * is read (as zeros) by a worker, and the retry writes; the rest of the
+ * page still reads as zeros.
+ */
+TEST_F(write, partial_write_into_an_evicted_hole)
+{
+	const off_t hole = FILE_PAGES * (off_t)self->page;
+	const off_t off = hole + PART_OFF;
+	char map[FILE_PAGES + 3];
+	struct stat st;
+
+	ASSERT_EQ(0, ftruncate(self->f.fd, hole + 2 * (off_t)self->page));
+	ASSERT_EQ(0, syncfs(self->f.fd));
+	NOWAIT_EVICT(self->f.fd);
+	NOWAIT_ASSERT_RESIDENCY(self->f.fd, "......");
+	nowait_fill(self->buf, PART_LEN, (uint64_t)off, self->f.seed + 1);
+	NOWAIT_ASSERT_ERRNO(NOWAIT_PWRITE(self->f.fd, self->buf, PART_LEN,
+					  off, 0), EAGAIN);
+	ASSERT_TRUE(nowait_wait_resident(self->f.fd, FILE_PAGES, FILE_PAGES,
+					 10000, map, sizeof(map)))
+		TH_LOG("the hole's page not read 10 s after the refused write: %s",
+		       map);
+	NOWAIT_WRITE_RETRYING(self->f.fd, self->buf, PART_LEN, off, 0);
+	ASSERT_EQ(0, fstat(self->f.fd, &st));
+	ASSERT_EQ(hole + 2 * (off_t)self->page, st.st_size);
+	expect_zeros(_metadata, self, hole, PART_OFF);
+	NOWAIT_ASSERT_FILE_PATTERN(self->f.fd, self->back, PART_LEN, off,
+				   self->f.seed + 1);
+	expect_zeros(_metadata, self, off + PART_LEN,
+		     2 * self->page - PART_OFF - PART_LEN);
+}
+
+/*
+ * Dirty the file, start its writeback, and overwrite it with flagged
+ * writes while it is in flight (on btrfs, its ordered extents): none
+ * sleeps (each NOWAIT_PWRITE checks), whatever it answers, and in the end
+ * flagged writes alone have written the file.
+ */
+TEST_F(write, overwrite_under_writeback_never_sleeps)
+{
+	const size_t len = FILE_PAGES * self->page;
+	int written = 0, refused = 0;
+
+	for (int i = 0; i < UNDER_WRITEBACK_WRITES; i++) {
+		ssize_t r;
+
+		ASSERT_EQ((ssize_t)len, pwrite(self->f.fd, self->back, len, 0));
+		ASSERT_EQ(0, sync_file_range(self->f.fd, 0, (off_t)len,
+					     SYNC_FILE_RANGE_WRITE));
+		r = NOWAIT_PWRITE(self->f.fd, self->buf, len, 0, 0);
+		if (r > 0) {
+			ASSERT_GE(len, (size_t)r);
+			written++;
+			continue;
+		}
+		ASSERT_EQ(-1, r);
+		ASSERT_EQ(EAGAIN, errno)
+			TH_LOG("errno %s", nowait_errname(errno));
+		refused++;
+	}
+	ksft_print_msg("%d flagged overwrites during writeback: %d wrote, %d EAGAIN\n",
+		       UNDER_WRITEBACK_WRITES, written, refused);
+	ASSERT_EQ(0, fsync(self->f.fd));
+	NOWAIT_WRITE_RETRYING(self->f.fd, self->buf, len, 0, 0);
+	NOWAIT_ASSERT_FILE_PATTERN(self->f.fd, self->back, len, 0,
 				   self->f.seed + 1);
 }
 

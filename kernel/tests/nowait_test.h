@@ -1012,7 +1012,7 @@ static inline void nowait_loopfs_remove(struct nowait_loopfs *fs)
  *   (FOP_BUFFER_WASYNC), and so does overlayfs, which hands the write on to
  *   its upper file, on ext4 or on tmpfs in the guest;
  * - btrfs writes it: it sets the times in memory, and copies on write with
- *   space reserved without flushing (nowait_btrfs_write has its EAGAINs);
+ *   space reserved without flushing (nowait_block_write has its EAGAINs);
  * - vfat and exfat have no FMODE_NOWAIT or FOP_BUFFER_WASYNC: EOPNOTSUPP.
  */
 static inline int nowait_buffered_write_errno(const struct nowait_fs *fs)
