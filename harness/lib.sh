@@ -53,9 +53,11 @@ guest_image() {
 		phase "initramfs" "$NOWAIT_ROOT/harness/initramfs.sh" "$NOWAIT_OUT/initramfs.cpio"
 }
 
-# kernel_tree stock|patched: build that tree; prints the path of its bzImage.
+# kernel_tree stock|patched [debug]: build that tree (with the debug config:
+# KASAN, lockdep); prints the path of its bzImage.
 kernel_tree() {
 	local flags=()
-	[ "$1" = stock ] && flags=(--stock)
-	phase "kernel build ($1)" "$NOWAIT_ROOT/harness/kernel.sh" "${flags[@]}"
+	[ "$1" = stock ] && flags+=(--stock)
+	[ "${2:-}" = debug ] && flags+=(--debug)
+	phase "kernel build ($1${2:+ $2})" "$NOWAIT_ROOT/harness/kernel.sh" "${flags[@]}"
 }

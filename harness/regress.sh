@@ -4,11 +4,16 @@
 # (tables per filesystem, stock against patched, each failure classified) and
 # build/regress/regress.json.
 #
-#   harness/regress.sh [--stock BZIMAGE] [--patched BZIMAGE] [--suites "ltp fstests"]
+#   harness/regress.sh [--stock BZIMAGE] [--patched BZIMAGE] [--debug] [--suites "ltp fstests"]
 #                      [--fs "tmpfs overlay ext4 ..."] [--budget SECONDS] [--jobs N]
 #                      [--tests "generic/788 generic/789 preadv204"]
 #
-# Kernels default to build/{stock,patched}/bzImage (harness/kernel.sh [--stock]).
+# Kernels not given are built (harness/kernel.sh [--stock]), so that the run
+# works from a fresh clone. --debug (make regress-debug): both trees with the
+# debug config (KASAN, lockdep, DEBUG_ATOMIC_SLEEP), results in
+# build/regress-debug/; no cost measurement (a debug kernel's instruction
+# counts say nothing about the shipped one), and a kernel splat on the
+# patched kernel that stock does not have fails the run.
 # --budget: guest seconds each boot may spend on its suite (default 2700);
 # tests it does not reach are reported as not reached, never as passed.
 # --boots "stock-ltp ...": run only these boots (e.g. one that failed), keep
@@ -25,7 +30,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-stock=$NOWAIT_OUT/stock/bzImage patched=$NOWAIT_OUT/patched/bzImage
+stock="" patched="" debug=""
 suites="ltp fstests"
 fslist="tmpfs overlay ext4 xfs btrfs vfat exfat"
 budget=2700 jobs=1 boots="" cost=1 tests="" suites_given=0
@@ -39,8 +44,9 @@ while [ $# -gt 0 ]; do
 	--jobs) jobs=$2; shift ;;
 	--boots) boots=$2; shift ;;
 	--no-cost) cost=0 ;;
+	--debug) debug=debug cost=0 ;;
 	--tests) tests=$(tr ',' ' ' <<<"$2"); shift ;;
-	*) die "usage: $0 [--stock K] [--patched K] [--suites S] [--fs F] [--budget S] [--jobs N] [--boots 'LABEL-SUITE ...'] [--tests 'TEST ...'] [--no-cost]" ;;
+	*) die "usage: $0 [--stock K] [--patched K] [--debug] [--suites S] [--fs F] [--budget S] [--jobs N] [--boots 'LABEL-SUITE ...'] [--tests 'TEST ...'] [--no-cost]" ;;
 	esac
 	shift
 done
@@ -57,14 +63,17 @@ fi
 wanted() {
 	[[ " $suites " == *" $2 "* ]] && { [ -z "$boots" ] || [[ " $boots " == *" $1-$2 "* ]]; }
 }
+# The kernels a wanted boot needs, built one after the other when not given.
 for label in stock patched; do
-	k=$stock
-	[ $label = patched ] && k=$patched
 	for suite in $suites; do
-		! wanted $label "$suite" || [ -f "$k" ] || die "no kernel $k (harness/kernel.sh [--stock] builds it)"
+		wanted $label "$suite" || continue
+		if [ -z "${!label}" ]; then
+			printf -v "$label" '%s' "$(kernel_tree "$label" $debug | tail -n 1)"
+		fi
+		[ -f "${!label}" ] || die "no kernel ${!label}"
 	done
 done
-out=$NOWAIT_OUT/regress
+out=$NOWAIT_OUT/regress${debug:+-debug}
 mkdir -p "$out"
 t0=$(date +%s)
 

@@ -229,6 +229,10 @@ def main():
             report["splats"]["%s-%s" % (label, suite)] = hits[:50]
             md.append("- %s %s: %s" % (label, suite, "%d splat lines, first: `%s`" % (len(hits), hits[0][:200])
                                        if hits else "no splat in the console"))
+    # A splat only the patched kernel printed fails the run, as a new failure does.
+    new_splats = [s for s in suites if report["splats"].get("patched-" + s) and not report["splats"].get("stock-" + s)]
+    if new_splats:
+        md.append("- **splats on the patched kernel only** (suites: %s)" % ", ".join(new_splats))
     md.append("")
     totals = {}
     for suite, rows in report["suites"].items():
@@ -241,7 +245,7 @@ def main():
     open(os.path.join(out, "regress.md"), "w").write("\n".join(md) + "\n")
     json.dump(report, open(os.path.join(out, "regress.json"), "w"), indent=1)
     print("\n".join(md))
-    return 1 if totals.get("new") else 0
+    return 1 if totals.get("new") or new_splats else 0
 
 
 sys.exit(main())
