@@ -5,6 +5,8 @@
 #                 build/bench/{bench.txt,bench.json,bench.png}: 5 rotated
 #                 runs per mode, the rate ramp, the logging run (~10 min)
 #   bench-quick   the same with --quick (seconds, for development)
+#   bench-saturate  the same data with --scenario saturate: cold reads at twice
+#                 the disk's read IOPS, build/bench/bench-saturate.{txt,json,png}
 #   bench-build   build/bench/nowait-bench and the static nowait-bench.static
 #   bench-guest   the benchmark in QEMU on tmpfs, overlayfs and fragmented ext4
 #                 (steady and saturated), stock kernel against patched:
@@ -37,7 +39,7 @@ $(BN_OUT)/nowait-bench.static: $(BN_SRC) $(BN_HDR) $(BN_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(BN_CFLAGS) -static $(BN_SRC) $(BN_LIB) $(BN_LIBS) -o $@
 
-.PHONY: bench bench-quick bench-build bench-guest bench-clean
+.PHONY: bench bench-quick bench-saturate bench-build bench-guest bench-clean
 bench-build: $(BN_OUT)/nowait-bench $(BN_OUT)/nowait-bench.static
 
 bench: bench-build
@@ -49,6 +51,11 @@ bench-quick: bench-build
 	$(BN_OUT)/nowait-bench --quick --dir $(BENCH_DIR) --json $(BN_OUT)/bench-quick.json \
 		--txt $(BN_OUT)/bench-quick.txt $(BENCH_ARGS)
 	$(BN_TOP)/bench/plot.sh $(BN_OUT)/bench-quick.json $(BN_OUT)/bench-quick.png
+
+bench-saturate: bench-build
+	$(BN_OUT)/nowait-bench --scenario saturate --dir $(BENCH_DIR) --json $(BN_OUT)/bench-saturate.json \
+		--txt $(BN_OUT)/bench-saturate.txt $(BENCH_ARGS)
+	$(BN_TOP)/bench/plot.sh $(BN_OUT)/bench-saturate.json $(BN_OUT)/bench-saturate.png
 
 bench-guest:
 	$(BN_TOP)/harness/bench-guest.sh $(BENCH_GUEST_ARGS)
