@@ -40,9 +40,10 @@ for name in stock patched; do
 	[ -f "$kernel" ] || die "no kernel $kernel"
 	log=$NOWAIT_OUT/console-bench-$name.log
 	# The benchmark's arguments travel as environment variables of init;
-	# the kernel splits its command line at spaces, so they use commas.
+	# the kernel splits its command line at spaces, so they use + for a
+	# space (commas stay commas: --modes and --mib take lists).
 	NOWAIT_READ_IOPS=$iops NOWAIT_MEM=3072 \
-		NOWAIT_APPEND="NOWAIT_BENCH_ARGS=${bench_args// /,} NOWAIT_BENCH_FS=${targets// /,}" \
+		NOWAIT_APPEND="NOWAIT_BENCH_ARGS=${bench_args// /+} NOWAIT_BENCH_FS=${targets// /+}" \
 		phase "benchmark ($name)" "$NOWAIT_ROOT/harness/boot.sh" \
 		"$kernel" "$NOWAIT_OUT/initramfs.cpio" bench "$log" "$limit"
 	for fs in $targets; do
