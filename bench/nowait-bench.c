@@ -9,7 +9,9 @@
  *   uring_bound  liburing, buffered reads, io-wq bounded to the pool's threads,
  *   io_uring     the same, io-wq unbounded,
  * each repeated in rotated order, then a rate ramp per mode and a logging
- * (O_APPEND write) workload.
+ * (O_APPEND write) workload. --fragment splits the cold files' extents so
+ * that a miss must read extent blocks; --scenario saturate adds cold reads
+ * beyond the disk's read IOPS.
  * See bench/README.md for the method and the choices made.
  */
 #define _GNU_SOURCE
@@ -17,6 +19,8 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
 #include <liburing.h>
 #include <math.h>
 #include <nowait.h>
@@ -30,6 +34,7 @@
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -83,6 +88,10 @@ struct cfg {
 	bool drop;		/* drop_caches on reset */
 	bool quick;
 	bool prepare;		/* --prepare: only create the data files */
+	unsigned fragment;	/* f2, f3: extents split every this many KiB; 0: not fragmented */
+	int scenario;		/* SC_* */
+	double sat_x;		/* saturate: extra f2 reads/s, in multiples of the disk's IOPS */
+	double sat_rate;	/* those reads/s, once the disk's IOPS are known; 0: none */
 	double theta;
 	double f1_hit;		/* intended f1 hit ratio */
 	double mix[NCLS];
@@ -96,7 +105,11 @@ struct file {
 	char path[4096];
 	int fd;
 	uint64_t nblocks;
+	long extents;		/* by FIEMAP; -1 where the filesystem has none (tmpfs) */
 };
+
+enum { SC_STEADY, SC_SATURATE, NSCEN };
+static const char *const scen_name[] = { "steady", "saturate" };
 
 struct op {
 	uint64_t t;		/* ns after the phase start */
@@ -128,7 +141,7 @@ struct result {
 static struct cfg cfg = {
 	.duration = 6, .warmup = 2, .reps = 5, .ramp_s = 3, .p99_bound_ms = 100, .log_rate = 500,
 	.util = 0.6, .max_rate = 2000, .calib_s = 3, .threads = 4, .iops = 200,
-	.throttle = true, .theta = 1.2, .f1_hit = 0.90,
+	.throttle = true, .theta = 1.2, .f1_hit = 0.90, .sat_x = 2,
 	.mix = { 73, 18, 9 }, .mib = { 256, 1024, 1024 }, .seed = 1, .spin_us = 300,
 	.mode_on = { true, true, true, true, true, true },
 };
@@ -253,7 +266,43 @@ static uint64_t zipf_next(struct zipf *z, struct rng *r)
 
 /* ---- the data set ------------------------------------------------------- */
 
-static void create_file(const char *path, uint64_t size)
+/* Extents of an open file by FIEMAP, or -1 where the filesystem has none (tmpfs). */
+static long extent_count(int fd)
+{
+	struct fiemap fm = { .fm_length = FIEMAP_MAX_OFFSET };
+
+	/* fm_extent_count 0 asks for the count only. */
+	return ioctl(fd, FS_IOC_FIEMAP, &fm) ? -1 : (long)fm.fm_mapped_extents;
+}
+
+/*
+ * Splits the file's extents every frag_kib: the last 4 KiB of each step is
+ * punched out and allocated again unwritten, which no filesystem merges with
+ * the written data beside it, so the file has two extents per step and its
+ * extent tree spills out of the inode (ext4 keeps 4 extents there, xfs a
+ * few dozen): a cold read must fetch extent blocks before its data.
+ * Interleaving two files' allocations does not do it reliably: on ext4 each
+ * file's allocation goal follows its own last extent, and on a disk whose
+ * free space is fragmented the two files grow in separate places (20
+ * extents for 64 MiB instead of 1024 on 6.18).
+ */
+static void fragment(const struct file *f, int fd, unsigned frag_kib)
+{
+	uint64_t step = (uint64_t)frag_kib << 10;
+
+	for (uint64_t end = step; end <= f->nblocks * BS; end += step)
+		if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(end - 4096), 4096) < 0 ||
+		    fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)(end - 4096), 4096) < 0) {
+			if (errno != EOPNOTSUPP)
+				die("fallocate %s: %s", f->path, strerror(errno));
+			fprintf(stderr, "no hole punching here: %s is not fragmented\n", f->path);
+			return;
+		}
+}
+
+/* Writes the file (random bytes, no two MiB alike) under a temporary name,
+ * fragments it when frag_kib is not 0, and renames it into place. */
+static void create_file(const struct file *f, unsigned frag_kib)
 {
 	size_t chunk = 1 << 20;
 	char *buf = malloc(chunk), tmp[4200];
@@ -265,12 +314,13 @@ static void create_file(const char *path, uint64_t size)
 	rng_seed(&r, 42);
 	for (size_t i = 0; i < chunk / 8; i++)
 		((uint64_t *)buf)[i] = rng_next(&r);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fprintf(stderr, "creating %s (%" PRIu64 " MiB)\n", path, size >> 20);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", f->path);
+	fprintf(stderr, "creating %s (%" PRIu64 " MiB%s)\n", f->path, f->nblocks * BS >> 20,
+		frag_kib ? ", fragmented" : "");
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		die("create %s: %s", tmp, strerror(errno));
-	for (uint64_t off = 0; off < size; off += chunk) {
+	for (uint64_t off = 0; off < f->nblocks * BS; off += chunk) {
 		((uint64_t *)buf)[0] = off;	/* no two MiB alike */
 		if (pwrite(fd, buf, chunk, (off_t)off) != (ssize_t)chunk)
 			die("write %s: %s", tmp, strerror(errno));
@@ -279,27 +329,60 @@ static void create_file(const char *path, uint64_t size)
 	}
 	if (fsync(fd) < 0)
 		die("fsync %s: %s", tmp, strerror(errno));
+	if (frag_kib) {
+		fragment(f, fd, frag_kib);
+		if (fsync(fd) < 0)
+			die("fsync %s: %s", tmp, strerror(errno));
+	}
 	evict(fd, 0, 0);
 	close(fd);
-	if (rename(tmp, path) < 0)
+	if (rename(tmp, f->path) < 0)
 		die("rename %s: %s", tmp, strerror(errno));
 	free(buf);
 }
 
-/* Reused when present with the right size and fully allocated. */
-static void make_file(struct file *f, const char *name, unsigned mib)
+/*
+ * Can the file be reused: the right size, fully allocated, and laid out as
+ * asked? Fragmented means two extents per frag_kib (fragment()); not fragmented,
+ * long extents (ext4 ends one at 128 MiB at the most). Where FIEMAP does not
+ * work (tmpfs) there is no layout to check.
+ */
+static bool file_ok(const struct file *f, unsigned frag_kib)
 {
-	uint64_t want = (uint64_t)mib << 20;
+	uint64_t size = f->nblocks * BS;
 	struct stat st;
+	long ext;
+	int fd;
 
-	snprintf(f->path, sizeof(f->path), "%s/%s", cfg.dir, name);
-	f->nblocks = want / BS;
-	if (stat(f->path, &st) < 0 || (uint64_t)st.st_size != want ||
-	    (uint64_t)st.st_blocks * 512 < want)
-		create_file(f->path, want);
-	f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
-	if (f->fd < 0)
-		die("open %s: %s", f->path, strerror(errno));
+	if (stat(f->path, &st) < 0 || (uint64_t)st.st_size != size || (uint64_t)st.st_blocks * 512 < size)
+		return false;
+	fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ext = extent_count(fd);
+	close(fd);
+	if (ext < 0)
+		return true;
+	if (frag_kib)
+		return (uint64_t)ext >= size / ((uint64_t)frag_kib << 10);
+	return (uint64_t)ext <= (size >> 24) + 4;
+}
+
+/* The data set, reused where it is as asked; the cold files f2 and f3 fragmented (--fragment). */
+static void make_data(void)
+{
+	for (int c = 0; c < NCLS; c++) {
+		unsigned frag = c == F1 ? 0 : cfg.fragment;
+
+		snprintf(files[c].path, sizeof(files[c].path), "%s/%s", cfg.dir, cls_name[c]);
+		files[c].nblocks = ((uint64_t)cfg.mib[c] << 20) / BS;
+		if (!file_ok(&files[c], frag))
+			create_file(&files[c], frag);
+		files[c].fd = open(files[c].path, O_RDONLY | O_CLOEXEC);
+		if (files[c].fd < 0)
+			die("open %s: %s", files[c].path, strerror(errno));
+		files[c].extents = extent_count(files[c].fd);
+	}
 }
 
 /* ---- workload ----------------------------------------------------------- */
@@ -324,6 +407,41 @@ static int cmp_mass(const void *a, const void *b, void *arg)
 	double x = m[*(const uint64_t *)a], y = m[*(const uint64_t *)b];
 
 	return x < y ? -1 : x > y;
+}
+
+/*
+ * The saturation scenario: cold f2 reads at cfg.sat_rate, a Poisson process
+ * of their own through the measured part (not the warm-up), merged into
+ * the schedule; the base schedule stays the steady scenario's.
+ */
+static void add_saturation(void)
+{
+	size_t cap = (size_t)(cfg.sat_rate * cfg.duration * 1.2) + 1024, n = 0, a = 0, b = 0;
+	struct op *extra = malloc(cap * sizeof(*extra)), *all;
+	double t = cfg.warmup;
+	struct rng r;
+
+	if (!extra)
+		die("out of memory");
+	rng_seed(&r, cfg.seed + 0x5a7);
+	for (;; n++) {
+		t += -log(1.0 - rng_unit(&r)) / cfg.sat_rate;
+		if (t >= cfg.warmup + cfg.duration)
+			break;
+		if (n == cap && !(extra = realloc(extra, (cap *= 2) * sizeof(*extra))))
+			die("out of memory");
+		extra[n] = (struct op){ .t = (uint64_t)(t * 1e9), .cls = F2,
+					.blk = (uint32_t)(rng_next(&r) % files[F2].nblocks) };
+	}
+	all = malloc((nops + n) * sizeof(*all));
+	if (!all)
+		die("out of memory");
+	for (size_t k = 0; k < nops + n; k++)
+		all[k] = b == n || (a < nops && ops[a].t <= extra[b].t) ? ops[a++] : extra[b++];
+	free(ops);
+	free(extra);
+	ops = all;
+	nops += n;
 }
 
 /*
@@ -367,6 +485,9 @@ static void make_schedule(void)
 			ops[nops].blk = (uint32_t)(seq++ % files[F3].nblocks);
 		}
 	}
+
+	if (cfg.sat_rate > 0)
+		add_saturation();
 
 	/* Exact zipf probability of each f1 block, then the cold set. */
 	uint64_t *order;
@@ -448,6 +569,8 @@ static void reset_cache(struct residency *res)
 		die("out of memory");
 	if (thr.active)
 		throttle_set(&thr, 0);
+	/* Page cache and slab: with fragmented files, the extent blocks and
+	 * ext4's extent status cache go too, so that a miss reads metadata. */
 	if (cfg.drop && drop_caches() < 0)
 		fprintf(stderr, "warning: drop_caches failed (not root?)\n");
 	for (int tries = 0; tries < 3; tries++) {
@@ -1231,6 +1354,9 @@ static void calibrate(struct calib *c, const struct devinfo *d)
 		ra = BS;
 	if (d->max_sectors_kb && ra > d->max_sectors_kb * 1024.0)
 		ra = d->max_sectors_kb * 1024.0;
+	/* Fragmented f3: a readahead window takes a device read per extent. */
+	if (cfg.fragment && ra > cfg.fragment * 1024.0)
+		ra = cfg.fragment * 1024.0;
 	c->io_per_req = (cfg.mix[F1] * (1.0 - cfg.f1_hit) + cfg.mix[F2] + cfg.mix[F3] * BS / ra) / w;
 	c->rate = cfg.util * c->capacity / c->io_per_req;
 	if (c->rate > cfg.max_rate) {
@@ -1545,18 +1671,20 @@ static void write_json(const char *path, const struct result *res, const struct 
 		u.release, u.machine, sysconf(_SC_NPROCESSORS_ONLN), load0[0], load0[1], load0[2],
 		load1[0], load1[1], load1[2]);
 	fprintf(f, "\"storage\": {\"dir\": \"%s\", \"fs\": \"%s\", \"disk\": \"%s\", \"dev\": \"%u:%u\", "
-		"\"scheduler\": \"%s\", \"read_ahead_kb\": %u, \"throttle\": %s, \"cgroup\": \"%s\", "
+		"\"scheduler\": \"%s\", \"read_ahead_kb\": %u, \"nr_requests\": %u, \"throttle\": %s, \"cgroup\": \"%s\", "
 		"\"read_iops_limit\": %u, \"drop_caches\": %s},\n",
-		cfg.dir, d->fstype, d->disk, d->maj, d->min, d->scheduler, d->read_ahead_kb,
+		cfg.dir, d->fstype, d->disk, d->maj, d->min, d->scheduler, d->read_ahead_kb, d->nr_requests,
 		cfg.throttle ? "true" : "false",
 		!cfg.throttle ? "none" : thr.version == 2 ? "v2 io.max riops" : "v1 blkio.throttle.read_iops_device",
 		cfg.throttle ? cfg.iops : 0, cfg.drop ? "true" : "false");
 	fprintf(f, "\"workload\": {\"block\": %u, \"threads\": %u, \"duration_s\": %.1f, \"rate\": %.1f, "
 		"\"reads\": %zu, \"seed\": %" PRIu64 ", \"zipf_theta\": %.2f, \"mix\": [%.0f, %.0f, %.0f], "
-		"\"mib\": [%u, %u, %u], \"f1_intended_hit_pct\": %.2f, \"f1_cold_blocks\": %zu, \"spin_us\": %u},\n",
+		"\"mib\": [%u, %u, %u], \"f1_intended_hit_pct\": %.2f, \"f1_cold_blocks\": %zu, \"spin_us\": %u, "
+		"\"fragment_kib\": %u, \"extents\": [%ld, %ld, %ld], \"scenario\": \"%s\", \"saturate_rate\": %.1f},\n",
 		BS, cfg.threads, cfg.duration, cfg.rate, nops, cfg.seed, cfg.theta, cfg.mix[F1], cfg.mix[F2],
 		cfg.mix[F3], cfg.mib[F1], cfg.mib[F2], cfg.mib[F3], 100.0 * (1 - f1_cold_mass), nf1_cold,
-		cfg.spin_us);
+		cfg.spin_us, cfg.fragment, files[F1].extents, files[F2].extents, files[F3].extents,
+		scen_name[cfg.scenario], cfg.sat_rate);
 	fprintf(f, "\"calibration\": {\"cold_read_capacity_iops\": %.1f, \"cold_read_mean_us\": %.1f, "
 		"\"io_per_request\": %.4f, \"util\": %.2f, \"rate\": %.1f, \"calibrated\": %s, "
 		"\"capped_by_max_rate\": %s},\n",
@@ -1702,7 +1830,7 @@ static void usage(FILE *f)
 		"  --max-rate R       cap on the calibrated rate (default 2000: the CPUs, not the disk, limit)\n"
 		"  --iops N           cgroup read-IOPS limit on the data's disk (default 200)\n"
 		"  --no-throttle      no cgroup (e.g. in a guest whose disk QEMU throttles)\n"
-		"  --drop-caches      also echo 1 > /proc/sys/vm/drop_caches on every reset\n"
+		"  --drop-caches      also echo 3 > /proc/sys/vm/drop_caches on every reset (on with --fragment)\n"
 		"  --threads N        pool size for pool/fast/adaptive (default 4, libnowait's)\n"
 		"  --modes LIST       comma-separated subset of pool,fast,adaptive,lib_uring,uring_bound,io_uring\n"
 		"  --theta T          f1 zipf theta (default 1.2)\n"
@@ -1710,6 +1838,11 @@ static void usage(FILE *f)
 		"  --mib A,B,C        sizes of f1,f2,f3 in MiB (default 256,1024,1024)\n"
 		"  --seed N           schedule seed (default 1)\n"
 		"  --spin-us N        busy-poll this long before each arrival (default 300)\n"
+		"  --fragment KIB     split f2's and f3's extents every KIB (a multiple of 4; default 0: not\n"
+		"                     fragmented), so that a cold read needs extent blocks; drops caches on reset\n"
+		"  --scenario NAME    steady (default), or saturate: add cold f2 reads at --saturate-x times\n"
+		"                     the disk's read IOPS through the measured part (no ramp, no logging)\n"
+		"  --saturate-x F     saturate's extra reads/s over the calibrated IOPS (or --iops) (default 2)\n"
 		"  --prepare          create the data files (or check them) and exit\n");
 }
 
@@ -1734,7 +1867,7 @@ int main(int argc, char **argv)
 {
 	enum { O_DIR = 256, O_JSON, O_TXT, O_QUICK, O_DUR, O_RATE, O_UTIL, O_MAXRATE, O_IOPS, O_NOTHR, O_DROP,
 	       O_THREADS, O_MODES, O_THETA, O_F1HIT, O_MIB, O_SEED, O_SPIN, O_PREPARE, O_HELP,
-	       O_WARMUP, O_REPS, O_RAMP, O_BOUND, O_LOGRATE };
+	       O_WARMUP, O_REPS, O_RAMP, O_BOUND, O_LOGRATE, O_FRAG, O_SCEN, O_SATX };
 	static const struct option lo[] = {
 		{ "dir", 1, 0, O_DIR }, { "json", 1, 0, O_JSON }, { "txt", 1, 0, O_TXT },
 		{ "quick", 0, 0, O_QUICK }, { "duration", 1, 0, O_DUR }, { "rate", 1, 0, O_RATE },
@@ -1744,9 +1877,10 @@ int main(int argc, char **argv)
 		{ "seed", 1, 0, O_SEED }, { "spin-us", 1, 0, O_SPIN }, { "prepare", 0, 0, O_PREPARE },
 		{ "help", 0, 0, O_HELP }, { "warmup", 1, 0, O_WARMUP }, { "reps", 1, 0, O_REPS },
 		{ "ramp-s", 1, 0, O_RAMP }, { "p99-bound-ms", 1, 0, O_BOUND }, { "log-rate", 1, 0, O_LOGRATE },
+		{ "fragment", 1, 0, O_FRAG }, { "scenario", 1, 0, O_SCEN }, { "saturate-x", 1, 0, O_SATX },
 		{ 0, 0, 0, 0 },
 	};
-	bool dur_set = false, reps_set = false, ramp_set = false, warm_set = false;
+	bool dur_set = false, reps_set = false, ramp_set = false, warm_set = false, log_set = false;
 	static struct result res[NMODES];
 	static struct logres logs[NMODES];
 	static struct bare bare;
@@ -1786,7 +1920,16 @@ int main(int argc, char **argv)
 		case O_REPS: cfg.reps = (unsigned)atoi(optarg); reps_set = true; break;
 		case O_RAMP: cfg.ramp_s = atof(optarg); ramp_set = true; break;
 		case O_BOUND: cfg.p99_bound_ms = atof(optarg); break;
-		case O_LOGRATE: cfg.log_rate = atof(optarg); break;
+		case O_LOGRATE: cfg.log_rate = atof(optarg); log_set = true; break;
+		case O_FRAG: cfg.fragment = (unsigned)atoi(optarg); break;
+		case O_SCEN:
+			for (cfg.scenario = 0; cfg.scenario < NSCEN && strcmp(optarg, scen_name[cfg.scenario]);
+			     cfg.scenario++)
+				;
+			if (cfg.scenario == NSCEN)
+				die("unknown scenario '%s' (steady, saturate)", optarg);
+			break;
+		case O_SATX: cfg.sat_x = atof(optarg); break;
 		case O_HELP: case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -1806,6 +1949,16 @@ int main(int argc, char **argv)
 			cfg.ramp_s = 1;
 		cfg.calib_s = 1;
 	}
+	/* Saturation is its own scenario: the ramp and the logging run are the steady one's. */
+	if (cfg.scenario == SC_SATURATE) {
+		if (!ramp_set)
+			cfg.ramp_s = 0;
+		if (!log_set)
+			cfg.log_rate = 0;
+	}
+	/* Without the drop, extent blocks read once stay cached for every later run. */
+	if (cfg.fragment)
+		cfg.drop = true;
 	if (cfg.reps < 1 || cfg.reps > MAX_REPS || cfg.warmup < 0 || cfg.ramp_s < 0 || cfg.p99_bound_ms <= 0 ||
 	    cfg.log_rate < 0)
 		die("bad option value (reps 1..%d, warmup, ramp-s, log-rate >= 0, p99-bound-ms > 0)", MAX_REPS);
@@ -1815,6 +1968,8 @@ int main(int argc, char **argv)
 	for (int c = 0; c < NCLS; c++)
 		if (cfg.mib[c] < 1)
 			die("--mib: sizes must be >= 1");
+	if (cfg.fragment % 4 || cfg.sat_x <= 0)
+		die("bad option value (fragment a multiple of 4 KiB, saturate-x > 0)");
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -1826,9 +1981,7 @@ int main(int argc, char **argv)
 
 	if (mkdir(cfg.dir, 0755) < 0 && errno != EEXIST)
 		die("mkdir %s: %s", cfg.dir, strerror(errno));
-	make_file(&files[F1], "f1", cfg.mib[F1]);
-	make_file(&files[F2], "f2", cfg.mib[F2]);
-	make_file(&files[F3], "f3", cfg.mib[F3]);
+	make_data();
 	if (cfg.prepare)
 		return 0;
 	devinfo_get(cfg.dir, &dev);
@@ -1851,10 +2004,10 @@ int main(int argc, char **argv)
 	if (!want_rate) {
 		calibrate(&cal, &dev);
 		cfg.rate = cal.rate;
-		free(ops);
-		free(f1_hot);
-		make_schedule();
 	}
+	if (cfg.scenario == SC_SATURATE)
+		cfg.sat_rate = cfg.sat_x * (cal.capacity > 0 ? cal.capacity : cfg.iops);
+	reschedule(cfg.rate, cfg.warmup, cfg.duration);
 	{
 		struct residency r0;
 
@@ -1865,9 +2018,10 @@ int main(int argc, char **argv)
 	struct utsname un;
 
 	uname(&un);
-	out("nowait-bench: Linux %s, %ld CPUs; %s on %s (%u:%u), scheduler %s, read_ahead %u KiB; load %.2f %.2f %.2f\n",
+	out("nowait-bench: Linux %s, %ld CPUs; %s on %s (%u:%u), scheduler %s, read_ahead %u KiB, nr_requests %u; "
+	    "load %.2f %.2f %.2f\n",
 	    un.release, sysconf(_SC_NPROCESSORS_ONLN), dev.fstype, dev.disk[0] ? dev.disk : "?", dev.maj, dev.min, dev.scheduler,
-	    dev.read_ahead_kb, load0[0], load0[1], load0[2]);
+	    dev.read_ahead_kb, dev.nr_requests, load0[0], load0[1], load0[2]);
 	if (!cfg.throttle)
 		out("storage: no cgroup throttle (--no-throttle)\n");
 	else
@@ -1878,6 +2032,13 @@ int main(int argc, char **argv)
 	    "f2 %.0f%% uniform over %u MiB (cold), f3 %.0f%% sequential over %u MiB (cold)\n",
 	    cfg.mix[F1], cfg.theta, cfg.mib[F1], 100.0 * (1 - f1_cold_mass), nf1_cold, cfg.mix[F2], cfg.mib[F2],
 	    cfg.mix[F3], cfg.mib[F3]);
+	out("layout: extents by FIEMAP f1 %ld, f2 %ld, f3 %ld (-1: no FIEMAP); %s; caches %s on every reset\n",
+	    files[F1].extents, files[F2].extents, files[F3].extents,
+	    cfg.fragment ? "f2 and f3 fragmented" : "not fragmented",
+	    cfg.drop ? "dropped (page cache and slab)" : "not dropped");
+	if (cfg.fragment)
+		out("  (the last 4 KiB of every %u KiB unwritten: 2 extents each; ext4 keeps 4 in the inode, 340 per "
+		    "extent block)\n", cfg.fragment);
 	if (cal.capacity > 0)
 		out("calibration: cold random 16 KiB reads at concurrency %u: %.0f IOPS (mean %s); "
 		    "%.3f device reads/request -> rate %.0f req/s (util %.2f%s)\n",
@@ -1885,6 +2046,10 @@ int main(int argc, char **argv)
 		    cal.capped ? ", capped by --max-rate" : "");
 	else
 		out("rate: %.0f req/s (given)\n", cfg.rate);
+	if (cfg.sat_rate > 0)
+		out("scenario saturate: + cold f2 reads at %.0f/s (%.1fx the disk's %.0f read IOPS%s) through the "
+		    "measured part\n", cfg.sat_rate, cfg.sat_x, cfg.sat_rate / cfg.sat_x,
+		    cal.capacity > 0 ? ", calibrated" : ", --iops");
 	out("open loop: Poisson arrivals, %zu reads per run (%.0f s measured after %.0f s warm-up), seed %" PRIu64
 	    ", latency from scheduled arrival; pool size %u; %u runs of each mode, first order:", nops,
 	    cfg.duration, cfg.warmup, cfg.seed, cfg.threads, cfg.reps);

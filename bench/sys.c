@@ -91,6 +91,15 @@ static int whole_disk(const char *dir, unsigned *maj, unsigned *min, char *name,
 	return 0;
 }
 
+/* A number from the disk's queue/ directory in sysfs; 0 when unreadable. */
+static unsigned queue_attr(const struct devinfo *d, const char *name)
+{
+	char path[128], buf[32];
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/%s", d->maj, d->min, name);
+	return read_str(path, buf, sizeof(buf)) == 0 ? (unsigned)strtoul(buf, NULL, 10) : 0;
+}
+
 void devinfo_get(const char *dir, struct devinfo *d)
 {
 	static const struct { long magic; const char *name; } fs[] = {
@@ -114,12 +123,9 @@ void devinfo_get(const char *dir, struct devinfo *d)
 	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/scheduler", d->maj, d->min);
 	if (read_str(path, buf, sizeof(buf)) == 0)
 		snprintf(d->scheduler, sizeof(d->scheduler), "%s", buf);
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/read_ahead_kb", d->maj, d->min);
-	if (read_str(path, buf, sizeof(buf)) == 0)
-		d->read_ahead_kb = (unsigned)strtoul(buf, NULL, 10);
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/max_sectors_kb", d->maj, d->min);
-	if (read_str(path, buf, sizeof(buf)) == 0)
-		d->max_sectors_kb = (unsigned)strtoul(buf, NULL, 10);
+	d->read_ahead_kb = queue_attr(d, "read_ahead_kb");
+	d->max_sectors_kb = queue_attr(d, "max_sectors_kb");
+	d->nr_requests = queue_attr(d, "nr_requests");
 }
 
 /* Our cgroup path (relative to the hierarchy root) for a v1 controller, or
@@ -316,5 +322,7 @@ int evict(int fd, off_t off, off_t len)
 int drop_caches(void)
 {
 	sync();
-	return write_str("/proc/sys/vm/drop_caches", "1");
+	/* 3, not 1: slab too, or the filesystem's cached extent maps (ext4's
+	 * extent status tree) would spare a cold read its metadata I/O. */
+	return write_str("/proc/sys/vm/drop_caches", "3");
 }

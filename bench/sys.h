@@ -38,12 +38,14 @@ struct devinfo {
 	char scheduler[128];
 	unsigned read_ahead_kb;
 	unsigned max_sectors_kb;
+	unsigned nr_requests;	/* request slots per hardware queue: a saturated disk runs out */
 };
 void devinfo_get(const char *dir, struct devinfo *d);
 
 /* Resident pages of [off, off+len) (len 0: to EOF) via mincore(2); -errno. */
 long resident_pages(int fd, off_t off, off_t len, unsigned char **vecp, size_t *npages);
 int evict(int fd, off_t off, off_t len);
+/* sync, then echo 3 > /proc/sys/vm/drop_caches: page cache and slab. */
 int drop_caches(void);
 
 uint64_t now_ns(void);

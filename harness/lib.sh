@@ -39,9 +39,11 @@ ceph_cluster() {
 }
 
 # json_from LOG OUT [NAME]: the JSON a guest job printed between its markers
-# "nowait-json: begin[ NAME]" and "nowait-json: end".
+# "nowait-json: begin[ NAME]" and "nowait-json: end". A kernel message
+# printed meanwhile ("[  150.913491] clocksource: ...", up to its newline)
+# can land inside a line of it on the shared console: such messages go.
 json_from() {
-	tr -d '\r' <"$1" | sed -n "/^nowait-json: begin${3:+ $3}\$/,/^nowait-json: end/p" | sed '1d;$d' >"$2"
+	tr -d '\r' <"$1" | perl -0pe 's/\[ *[0-9]+\.[0-9]+\] [^\n]*\n//g' | sed -n "/^nowait-json: begin${3:+ $3}\$/,/^nowait-json: end/p" | sed '1d;$d' >"$2"
 	[ -s "$2" ] || { say "no JSON${3:+ for $3} in $1"; return 1; }
 }
 

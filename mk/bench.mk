@@ -5,11 +5,16 @@
 #                 build/bench/{bench.txt,bench.json,bench.png}: 5 rotated
 #                 runs per mode, the rate ramp, the logging run (~10 min)
 #   bench-quick   the same with --quick (seconds, for development)
+#   bench-saturate  the same data with --scenario saturate: cold reads at twice
+#                 the disk's read IOPS, build/bench/bench-saturate.{txt,json,png}
 #   bench-build   build/bench/nowait-bench and the static nowait-bench.static
-#   bench-guest   the benchmark in QEMU on tmpfs and overlayfs, stock kernel
-#                 against patched: build/bench-guest.md, build/bench/guest-*
+#   bench-guest   the benchmark in QEMU on tmpfs, overlayfs and fragmented ext4
+#                 (steady and saturated), stock kernel against patched:
+#                 build/bench-guest.md, build/bench/guest-*; BENCH_GUEST_ARGS
+#                 e.g. "--stock K --patched K --fs 'ext4 ext4-saturate'"
 #   bench-clean   remove the binaries and results (keeps the data files)
-# BENCH_ARGS adds options, e.g. make bench BENCH_ARGS="--iops 300 --util 0.7".
+# BENCH_ARGS adds options, e.g. make bench BENCH_ARGS="--fragment 64" or
+# BENCH_ARGS="--scenario saturate".
 
 bn_default_goal := $(.DEFAULT_GOAL)
 
@@ -23,6 +28,7 @@ BN_CFLAGS := -std=c11 -Wall -Wextra -Werror -O2 -g -pthread -D_FILE_OFFSET_BITS=
 BN_LIBS := -luring -lm -lpthread
 BENCH_DIR ?= $(BN_OUT)/data
 BENCH_ARGS ?=
+BENCH_GUEST_ARGS ?=
 
 $(BN_OUT)/nowait-bench: $(BN_SRC) $(BN_HDR) $(BN_LIB)
 	@mkdir -p $(@D)
@@ -33,7 +39,7 @@ $(BN_OUT)/nowait-bench.static: $(BN_SRC) $(BN_HDR) $(BN_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(BN_CFLAGS) -static $(BN_SRC) $(BN_LIB) $(BN_LIBS) -o $@
 
-.PHONY: bench bench-quick bench-build bench-guest bench-clean
+.PHONY: bench bench-quick bench-saturate bench-build bench-guest bench-clean
 bench-build: $(BN_OUT)/nowait-bench $(BN_OUT)/nowait-bench.static
 
 bench: bench-build
@@ -46,8 +52,13 @@ bench-quick: bench-build
 		--txt $(BN_OUT)/bench-quick.txt $(BENCH_ARGS)
 	$(BN_TOP)/bench/plot.sh $(BN_OUT)/bench-quick.json $(BN_OUT)/bench-quick.png
 
+bench-saturate: bench-build
+	$(BN_OUT)/nowait-bench --scenario saturate --dir $(BENCH_DIR) --json $(BN_OUT)/bench-saturate.json \
+		--txt $(BN_OUT)/bench-saturate.txt $(BENCH_ARGS)
+	$(BN_TOP)/bench/plot.sh $(BN_OUT)/bench-saturate.json $(BN_OUT)/bench-saturate.png
+
 bench-guest:
-	$(BN_TOP)/harness/bench-guest.sh
+	$(BN_TOP)/harness/bench-guest.sh $(BENCH_GUEST_ARGS)
 
 bench-clean:
 	rm -f $(BN_OUT)/nowait-bench $(BN_OUT)/nowait-bench.static $(BN_OUT)/bench*.json \
