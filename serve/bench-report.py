@@ -245,10 +245,8 @@ def guest_report(top, setup):
           "|---|---|---|" + "---|" * len(cols)]
     out_json = {"setup": setup, "filesystems": {}}
     for fs in fses:
-        skipped = {k: found[(k, fs)]["skipped"] for k in KERNELS if "skipped" in found.get((k, fs), {"skipped": "not run"})}
-        for k in KERNELS:
-            if (k, fs) not in found:
-                skipped[k] = "not run"
+        skipped = {k: found.get((k, fs), {"skipped": "not booted"}).get("skipped") for k in KERNELS}
+        skipped = {k: why for k, why in skipped.items() if why}
         keys = sorted({(c, m) for k in KERNELS for c, m, _ in found.get((k, fs), {}).get("rows", [])},
                       key=lambda cm: (cm[0], MODES.index(cm[1]) if cm[1] in MODES else 99))
         for c, m in keys:

@@ -9,7 +9,7 @@
 #                  [--modes "pool adaptive io_uring sendfile"]
 #                  [--data DIR] [--out DIR] [--bin PATH] [--label TEXT]
 #                  [--disk NAME | --no-io-limit] [--no-report] [--data-only]
-#                  [--estimate]
+#                  [--probe-root DIR] [--estimate]
 #
 # Must run as root (cgroups). pool, adaptive and io_uring serve HTTPS (the
 # case libnowait is for: the server must read the bytes to encrypt them);
@@ -28,7 +28,9 @@
 # elsewhere (harness/serve-bench-guest.sh throttles the guest's virtio disk
 # in QEMU). --no-report: leave OUT/runs and OUT/setup.txt for
 # serve/bench-report.py to read later (no gnuplot needed). --data-only:
-# make the file set and exit. --estimate: print the seconds the runs take
+# make the file set and exit. --probe-root DIR: passed to the server, which
+# asks the page cache about the same path below DIR (overlayfs: the lower
+# layer, since an overlay file's own mapping never holds pages). --estimate: print the seconds the runs take
 # (with 10 s a run to start, evict and stop, 60 s to make the file set: the
 # figures of a TCG guest) and exit.
 set -euo pipefail
@@ -39,7 +41,7 @@ out=$top/build/serve-bench
 bin=$top/build/serve/nowait-serve
 reps=3 conns="8 32" duration=20 warmup=10 mem_mib=128 iops=200 nfiles=1200 zipf=1.0 threads=4
 modes="pool adaptive io_uring sendfile"
-data="" label="" disk="" io_limit=1 report=1 data_only=0 estimate=0
+data="" label="" disk="" io_limit=1 report=1 data_only=0 estimate=0 probe=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) reps=1 conns=16 duration=8 warmup=4 ;;
@@ -62,6 +64,7 @@ while [ $# -gt 0 ]; do
 	--no-report) report=0 ;;
 	--data-only) data_only=1 ;;
 	--estimate) estimate=1 ;;
+	--probe-root) probe=(--probe-root "$2"); shift ;;
 	*) sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//p}' "$0" >&2; exit 2 ;;
 	esac
 	shift
@@ -181,7 +184,7 @@ run_one() {	# REP MODE CONNS
 	evict
 	# The shell joins the cgroups, then becomes the server.
 	CG_PROCS="${procs[*]}" sh -c 'for p in $CG_PROCS; do echo $$ >"$p"; done; exec "$@"' sh \
-		nice -n 19 "$bin" --root "$data" --port 0 --mode "$mode" --threads "$threads" "${tls[@]}" \
+		nice -n 19 "$bin" --root "$data" --port 0 --mode "$mode" --threads "$threads" "${tls[@]}" "${probe[@]}" \
 		--log "$runs/$tag.log" >"$runs/$tag.out" 2>"$runs/$tag.err" &
 	server=$!
 	port=$(listening_port "$runs/$tag.out") ||
