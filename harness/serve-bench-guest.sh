@@ -6,7 +6,7 @@
 #
 #   harness/serve-bench-guest.sh [--stock BZIMAGE] [--patched BZIMAGE]
 #                                [--kernels "stock patched"] [--fs "tmpfs ext4 overlay"]
-#                                [--iops N] [--budget SECONDS] [-- BENCH.SH OPTIONS]
+#                                [--iops N] [--budget SECONDS] [--jobs 2] [-- BENCH.SH OPTIONS]
 #
 # Kernels default to build/{stock,patched}/bzImage (harness/kernel.sh [--stock]).
 # The page cache limit is the server's memory cgroup in the guest (v2
@@ -21,7 +21,9 @@
 # --budget: guest seconds per boot (default: what bench.sh --estimate says
 # for every filesystem, plus 120); a filesystem that would not fit is
 # reported as skipped, with the reason. --kernels: boot only these, and make
-# the tables from every kernel's results found.
+# the tables from every kernel's results found. --jobs 2 boots both kernels
+# at once (each guest then shares the host's CPUs with the other: half
+# the wall time, both under the same load).
 # The server and libnowait (linked in statically) are built on the host,
 # the same Debian 12 as the guest, and shipped on the job disk with
 # serve/bench.sh. Writes build/serve-bench-guest/serve-bench-guest.{md,json,png}
@@ -32,7 +34,7 @@ set -euo pipefail
 . "$(dirname "$0")/regress/lib.sh"
 
 stock=$NOWAIT_OUT/stock/bzImage patched=$NOWAIT_OUT/patched/bzImage
-kernels="stock patched" fslist="tmpfs ext4 overlay" iops=50 budget=""
+kernels="stock patched" fslist="tmpfs ext4 overlay" iops=50 budget="" jobs=1
 bench_args=(--files 600 --mem-mib 64 --reps 1 --conns 16 --warmup 8 --duration 20)
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -42,6 +44,7 @@ while [ $# -gt 0 ]; do
 	--fs) fslist=$2; shift ;;
 	--iops) iops=$2; shift ;;
 	--budget) budget=$2; shift ;;
+	--jobs) jobs=$2; shift ;;
 	--) shift; bench_args=("$@"); break ;;
 	*) sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//p}' "$0" >&2; exit 2 ;;
 	esac
@@ -74,9 +77,9 @@ rm -f "$out/job.img"
 mkfs.ext4 -q -F -L serve-job -d "$job" "$out/job.img" 64M
 say "serve-bench-guest: bench.sh ${bench_args[*]}; about ${per_fs} s per filesystem, budget ${budget}s per boot; data disk reads throttled to $iops IOPS"
 
-# One kernel after the other, never side by side: both get the machine alone.
-for label in $kernels; do
-	k=$stock
+# One kernel after the other unless --jobs 2: then each has the machine alone.
+boot_kernel() {	# LABEL
+	local label=$1 k=$stock
 	[ "$label" = patched ] && k=$patched
 	regress_boot "$out/$label" "$k" "$rootimg" "$out/job.img" "$budget" \
 		"regress.suite=serve regress.fs=$(tr ' ' , <<<"$fslist") regress.label=$label" \
@@ -84,7 +87,16 @@ for label in $kernels; do
 	sha256sum "$k" | cut -c1-16 >"$out/$label/bzImage.sha256"
 	grep -aEn "$NOWAIT_SPLAT" "$out/$label/console.log" >"$out/$label/splats" || true
 	grep -a '^regress: serve ' "$out/$label/console.log" | sed "s/^/$label: /" >&2 || say "$label: no serve result lines"
+}
+for label in $kernels; do
+	if [ "$jobs" -ge 2 ]; then
+		boot_kernel "$label" &
+		sleep 5
+	else
+		boot_kernel "$label"
+	fi
 done
+wait
 
 setup="Debian 12 guest, QEMU TCG, 2 vCPUs, 2 GiB, data disk reads throttled to $iops IOPS by QEMU; bench.sh ${bench_args[*]}"
 for label in stock patched; do

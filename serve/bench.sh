@@ -75,7 +75,7 @@ if [ "$estimate" = 1 ]; then
 fi
 [ "$(id -u)" = 0 ] || { echo "serve-bench: needs root for the cgroup limits" >&2; exit 1; }
 tools="wrk openssl python3"
-[ "$report" = 0 ] || tools+=" gnuplot"
+[ "$report" = 0 ] || [ "$data_only" = 1 ] || tools+=" gnuplot"
 for tool in $tools; do
 	command -v $tool >/dev/null || { echo "serve-bench: no $tool (harness/deps.sh installs it)" >&2; exit 1; }
 done
