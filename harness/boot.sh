@@ -108,8 +108,7 @@ esac
 say "boot: guest $(grep -ao 'init at [0-9.]* s' "$log" | head -1 || echo 'never started'), job status $status"
 
 # What the kernel prints when it is unwell; any one of them fails the run.
-splat='BUG:|WARNING:|Oops|KASAN|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|lockdep|INFO: task .* blocked|general protection fault|Kernel panic|RCU stall|stack-protector|list_add corruption|list_del corruption'
-if grep -aEn "$splat" "$log" >"$log.splats"; then
+if grep -aEn "$NOWAIT_SPLAT" "$log" >"$log.splats"; then
 	say "boot: kernel splat in the console:"
 	head -20 "$log.splats" >&2
 	[ "$status" = 0 ] && status=126

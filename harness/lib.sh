@@ -11,6 +11,10 @@ KERNEL_PKG=linux-source-6.12
 
 nowait_t0=$(date +%s)
 
+# What the kernel prints when it is unwell (grep -E): a guest job whose
+# console has any of it fails (harness/boot.sh) or says so.
+NOWAIT_SPLAT='BUG:|WARNING:|Oops|KASAN|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|lockdep|INFO: task .* blocked|general protection fault|Kernel panic|RCU stall|stack-protector|list_add corruption|list_del corruption'
+
 say() { printf '[%4ds] %s\n' $(($(date +%s) - nowait_t0)) "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 

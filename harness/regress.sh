@@ -29,6 +29,7 @@
 # build/regress/cost.{md,json}; --no-cost leaves it out.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/regress/lib.sh"
 
 stock="" patched="" debug=""
 suites="ltp fstests"
@@ -86,7 +87,7 @@ ltp32=$(awk '$1 == "ltp32" {print $2}' <<<"$suitelist")
 
 # The guest's job files: the fstests selection per filesystem and LTP's runtest lines.
 jobdir=$out/job
-rm -rf "$jobdir" && mkdir -p "$jobdir"
+regress_job_dir "$jobdir"
 for tier in 1 2; do
 	for fs in $fslist; do
 		if [ -z "$tests" ]; then
@@ -106,21 +107,10 @@ fi >"$jobdir/ltp.runtest"
 say "selection: fstests $(cat "$jobdir"/fstests.* | sed 's/#.*//' | wc -w) test runs over $(echo $fslist | wc -w) filesystems, LTP $(grep -c . "$jobdir/ltp.runtest") tests per ABI"
 
 # Two images, both booted as snapshots so that both kernels share them. The
-# root: the Debian tree and a launcher, remade only with the tree (writing
-# it takes minutes on a busy disk). The suites: fstests, LTP and the job,
-# remade when any of them changes; the launcher mounts it on /opt/suites and
-# runs its regress/guest.sh.
-gcc -O2 -static -o "$jobdir/guest-exit" "$NOWAIT_ROOT/harness/guest/exit.c"
-cp "$NOWAIT_ROOT/harness/regress/guest.sh" "$jobdir/guest.sh"
-rootimg=$NOWAIT_CACHE/regress/root-$(basename "$rootfs" | sed 's/^rootfs-//').img
-if [ ! -e "$rootimg" ]; then
-	say "image: writing $rootimg"
-	rm -f "$NOWAIT_CACHE"/regress/root-*.img
-	nice -n 19 mkfs.ext4 -q -F -L regress-root -d "$rootfs" "$rootimg.tmp" 4G
-	debugfs -w -R "write $NOWAIT_ROOT/harness/regress/init /usr/sbin/regress-init" "$rootimg.tmp" >/dev/null
-	debugfs -w -R "sif /usr/sbin/regress-init mode 0100755" "$rootimg.tmp" >/dev/null
-	mv "$rootimg.tmp" "$rootimg"
-fi
+# root: the Debian tree and a launcher (regress_root_image). The suites:
+# fstests, LTP and the job, remade when any of them changes; the launcher
+# mounts it on /opt/suites and runs its regress/guest.sh.
+rootimg=$(regress_root_image "$rootfs")
 # The builds' .built files name the patch series of ours they carry.
 key=$( (echo "$fstests $ltp $ltp32"; cat "$fstests/.built" "$ltp/.built" "$jobdir"/*) | sha256sum | cut -c1-12)
 suitesimg=$NOWAIT_CACHE/regress/suites-$key.img
@@ -142,62 +132,10 @@ say "image: $rootimg, $suitesimg"
 
 # boot LABEL KERNEL SUITE: one guest run; results in $out/LABEL-SUITE/.
 boot() {
-	local label=$1 kernel=$2 suite=$3 dir=$out/$1-$3 rc=0 d
-	rm -rf "$dir" && mkdir -p "$dir/disks"
-	# shellcheck disable=SC2054 # QEMU's option lists are comma-separated
-	local -a drives=(-drive "file=$rootimg,if=none,id=root,format=raw,snapshot=on"
-		-device virtio-blk-pci,drive=root,serial=root
-		-drive "file=$suitesimg,if=none,id=suites,format=raw,snapshot=on"
-		-device virtio-blk-pci,drive=suites,serial=suites)
-	for d in test:4G scratch:4G ltp:6G results:1G; do
-		truncate -s "${d#*:}" "$dir/disks/${d%:*}.img"
-		drives+=(-drive "file=$dir/disks/${d%:*}.img,if=none,id=${d%:*},format=raw,cache=unsafe,aio=threads"
-			-device "virtio-blk-pci,drive=${d%:*},serial=${d%:*}")
-	done
-	cp "$kernel" "$dir/bzImage"
-	local try
-	for try in 1 2; do
-		local again=""
-		[ "$try" = 2 ] && again=" (second try)"
-		say "boot: $label kernel ($kernel), suite $suite, budget ${budget}s, console in $dir/console.log$again"
-		rc=0
-		nice -n 19 timeout -k 10 $((budget + 300)) qemu-system-x86_64 \
-			-machine pc -accel tcg,thread=multi -cpu max -smp 2 -m 2048 \
-			-display none -monitor none -no-reboot -serial "file:$dir/console.log" \
-			-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
-			-kernel "$dir/bzImage" \
-			-append "console=ttyS0 loglevel=4 panic=-1 no_timer_check root=/dev/vda rw rootfstype=ext4 init=/usr/sbin/regress-init regress.suite=$suite regress.budget=$budget regress.fs=$(echo $fslist | tr ' ' ,) regress.label=$label" \
-			"${drives[@]}" </dev/null &
-		local qemu=$!
-		# A starved guest has been seen to hang before init (ACPI's _PRT
-		# method timing out under TCG, no disk interrupt): the boot is
-		# ended when init has not started within the budget's first
-		# quarter, and tried once more.
-		local waited=0
-		while kill -0 "$qemu" 2>/dev/null && ! grep -aq '^regress: init at' "$dir/console.log" 2>/dev/null; do
-			sleep 10
-			waited=$((waited + 10))
-			if [ "$waited" -ge $((budget / 4)) ]; then
-				say "boot: $label $suite: no init after ${waited}s; ending this boot"
-				kill "$qemu" 2>/dev/null || true
-				break
-			fi
-		done
-		wait "$qemu" || rc=$?
-		grep -aq '^regress: init at' "$dir/console.log" 2>/dev/null && break
-		mv "$dir/console.log" "$dir/console.log.try$try"
-	done
-	case $rc in
-	124 | 137) say "boot: $label $suite: QEMU timed out" ;;
-	0) say "boot: $label $suite: the guest ended without a status" ;;
-	*) say "boot: $label $suite: guest status $(((rc - 1) / 2))" ;;
-	esac
-	echo "$rc" >"$dir/qemu-rc"
-	# The results disk back, without mounting it.
-	mkdir -p "$dir/results"
-	debugfs -R "rdump / $dir/results" "$dir/disks/results.img" >/dev/null 2>&1 ||
-		say "boot: $label $suite: could not read the results disk"
-	rm -f "$dir/disks/"*.img
+	local label=$1 kernel=$2 suite=$3 dir=$out/$1-$3
+	regress_boot "$dir" "$kernel" "$rootimg" "$suitesimg" "$budget" \
+		"regress.suite=$suite regress.fs=$(echo $fslist | tr ' ' ,) regress.label=$label" \
+		test:4G scratch:4G ltp:6G results:1G
 	say "boot: $label $suite: $(grep -ac '^regress: [a-z0-9-]* ' "$dir/console.log" || true) console result lines"
 }
 

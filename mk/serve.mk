@@ -4,9 +4,14 @@
 #   serve-check   curl correctness and path-safety tests, every mode (TAP)
 #   serve-bench   wrk against every mode on this host (root: cgroups), writes
 #                 build/serve-bench/{bench.txt,bench.json,bench.png}
+#   serve-bench-guest  the same in the Debian 12 guest of make regress, stock
+#                 kernel then patched, on tmpfs, ext4 and overlayfs (root,
+#                 QEMU TCG, about 12 min a kernel), writes
+#                 build/serve-bench-guest/serve-bench-guest.{md,json,png}
 #   serve-clean
 # SERVE_CHECK_BIN picks the binary serve-check tests (e.g. the ASan one);
-# SERVE_BENCH_ARGS adds options to serve/bench.sh (see its header).
+# SERVE_BENCH_ARGS adds options to serve/bench.sh (see its header);
+# SERVE_BENCH_GUEST_ARGS to harness/serve-bench-guest.sh (see its header).
 
 sv_default_goal := $(.DEFAULT_GOAL)
 
@@ -20,6 +25,7 @@ SV_LIBS := -lssl -lcrypto -luring -lpthread
 SV_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SERVE_CHECK_BIN ?= $(SV_TOP)/build/serve/nowait-serve
 SERVE_BENCH_ARGS ?=
+SERVE_BENCH_GUEST_ARGS ?=
 
 $(SV_TOP)/build/serve/nowait-serve: $(SV_SRC) $(SV_HDR) $(SV_LIB)
 	@mkdir -p $(@D)
@@ -31,7 +37,7 @@ $(SV_TOP)/build/serve-asan/nowait-serve: $(SV_SRC) $(SV_HDR) $(SV_TOP)/src/nowai
 	$(CC) $(SV_CFLAGS) $(SV_SAN) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(SV_SRC) \
 		$(SV_TOP)/src/nowait.c $(SV_LIBS) -o $@
 
-.PHONY: serve serve-asan serve-check serve-bench serve-clean
+.PHONY: serve serve-asan serve-check serve-bench serve-bench-guest serve-clean
 all: serve
 serve: $(SV_TOP)/build/serve/nowait-serve
 serve-asan: $(SV_TOP)/build/serve-asan/nowait-serve
@@ -41,6 +47,9 @@ serve-check: serve
 
 serve-bench: serve
 	$(SV_TOP)/serve/bench.sh $(SERVE_BENCH_ARGS)
+
+serve-bench-guest: serve
+	$(SV_TOP)/harness/serve-bench-guest.sh $(SERVE_BENCH_GUEST_ARGS)
 
 serve-clean:
 	rm -rf $(SV_TOP)/build/serve $(SV_TOP)/build/serve-asan

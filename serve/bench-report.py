@@ -2,6 +2,16 @@
 # SPDX-License-Identifier: MIT
 """Turns serve/bench.sh's runs into bench.txt, bench.json and bench.png.
 
+    bench-report.py --runs RUNS --out OUT [--setup TEXT]
+    bench-report.py --guest DIR [--setup TEXT]
+
+--guest: harness/serve-bench-guest.sh's results, DIR/KERNEL/results/serve/FS/
+(runs/, setup.txt, or "skipped" with the reason) for the kernels stock and
+patched: one table with stock and patched side by side per filesystem and
+mode, the target ratios per kernel and filesystem, as
+DIR/serve-bench-guest.{md,json,png} (the PNG: a CDF panel per filesystem
+and kernel), and each run set's own bench.{txt,json,png} beside its runs.
+
 Latency is nowait-serve's own per-request service time (request parsed to
 last byte handed to the socket), split by whether the requested bytes were
 all in the page cache when the request arrived (cachestat(2), logged by the
@@ -74,46 +84,39 @@ def fmt(s, unit=""):
     return f"{m:.{digits}f}{unit} [{lo:.{digits}f}-{hi:.{digits}f}]"
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", required=True)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--setup", default="")
-    args = ap.parse_args()
+METRICS = ["req_per_s", "mib_per_s", "hit_pct", "hits_inline_pct",
+           "hit_p50_us", "hit_p99_us", "hit_p999_us",
+           "miss_p50_us", "miss_p99_us", "miss_p999_us", "cpu_s_per_s", "cpu_us_per_req"]
 
-    runs = {}  # (mode, conns) -> {rep: result}
-    cdf = {}   # (mode, cls) -> latencies at the largest connection count
-    with open(os.path.join(args.runs, "index")) as f:
+
+def collect(runs_dir):
+    """{(mode, conns): {rep: result}}, {(mode, cls): latencies at the
+    largest connection count}, that count."""
+    runs, cdf = {}, {}
+    with open(os.path.join(runs_dir, "index")) as f:
         index = [line.split() for line in f if line.strip()]
     top_conns = max(int(x[2]) for x in index)
     for rep, mode, conns, t0, t1, cpu_ms in index:
-        r, lat = load_run(args.runs, rep, mode, conns, int(t0), int(t1), int(cpu_ms))
+        r, lat = load_run(runs_dir, rep, mode, conns, int(t0), int(t1), int(cpu_ms))
         runs.setdefault((mode, int(conns)), {})[int(rep)] = r
         if int(conns) == top_conns:
             for cls in lat:
                 cdf.setdefault((mode, cls), []).extend(lat[cls])
+    return runs, cdf, top_conns
 
-    metrics = ["req_per_s", "mib_per_s", "hit_pct", "hits_inline_pct",
-               "hit_p50_us", "hit_p99_us", "hit_p999_us",
-               "miss_p50_us", "miss_p99_us", "miss_p999_us", "cpu_s_per_s", "cpu_us_per_req"]
-    table, out_json = [], {"setup": args.setup, "results": [], "targets": []}
+
+def summaries(runs):
+    """[(conns, mode, {metric: summary})] in table order."""
     conns_list = sorted({c for _, c in runs})
     modes = [m for m in MODES if any(m == mm for mm, _ in runs)]
-    for c in conns_list:
-        for m in modes:
-            reps = runs.get((m, c))
-            if not reps:
-                continue
-            s = {k: summary([r[k] for r in reps.values()]) for k in metrics}
-            out_json["results"].append({"mode": m, "conns": c, "summary": s,
-                                        "runs": reps})
-            table.append(
-                f"{c:>5} {m:<9} {fmt(s['req_per_s']):>18} {fmt(s['mib_per_s']):>16} "
-                f"{fmt(s['hit_pct']):>16} "
-                f"{fmt(s['hit_p50_us']):>17} {fmt(s['hit_p99_us']):>19} {fmt(s['hit_p999_us']):>19} "
-                f"{fmt(s['miss_p50_us']):>19} {fmt(s['miss_p99_us']):>21} {fmt(s['cpu_us_per_req']):>16}")
+    return [(c, m, {k: summary([r[k] for r in runs[(m, c)].values()]) for k in METRICS})
+            for c in conns_list for m in modes if runs.get((m, c))]
 
-    # Targets: ratios within each repetition at the same connection count.
+
+def targets_of(runs):
+    """The target ratios, each within one repetition at one connection count."""
+    targets = []
+
     def target(c, num, den, metric, what, threshold, at_least):
         a, b = runs.get((num, c), {}), runs.get((den, c), {})
         ratios = [a[r][metric] / b[r][metric] for r in sorted(set(a) & set(b))
@@ -123,17 +126,57 @@ def main():
             met = s["median"] >= threshold if at_least else s["median"] <= threshold
             targets.append({"conns": c, "what": what, "ratio": s, "met": met})
 
-    targets = []
-    for c in conns_list:
+    for c in sorted({c for _, c in runs}):
         target(c, "pool", "adaptive", "hit_p50_us", "hit p50: pool / adaptive (target >= 3)", 3, True)
         target(c, "adaptive", "pool", "req_per_s", "throughput: adaptive / pool (target >= 1)", 1, True)
         target(c, "adaptive", "io_uring", "hit_p50_us",
                "hit p50: adaptive / io_uring (target <= 1.10)", 1.10, False)
         target(c, "adaptive", "io_uring", "req_per_s",
                "throughput: adaptive / io_uring (target >= 0.90)", 0.90, True)
+    return targets
+
+
+def cdf_series(cdf, runs_dir):
+    """Writes each (mode, hit/miss) CDF as runs_dir/cdf-MODE-CLS.dat; returns
+    gnuplot's plot clauses for them."""
+    series = []
+    for (m, cls), vals in sorted(cdf.items()):
+        if not vals:
+            continue
+        vals.sort()
+        path = os.path.join(runs_dir, f"cdf-{m}-{cls}.dat")
+        step = max(1, len(vals) // 2000)
+        with open(path, "w") as f:
+            for i in range(0, len(vals), step):
+                f.write(f"{vals[i]} {(i + 1) / len(vals)}\n")
+            f.write(f"{vals[-1]} 1\n")
+        lc = MODES.index(m) + 1
+        dt = "dt 1" if cls == "hit" else "dt 2"
+        series.append(f"'{path}' using 1:2 with lines lw 2 lc {lc} {dt} title '{m} {cls}'")
+    return series
+
+
+GNUPLOT_HEAD = ("set termoption noenhanced; set logscale x; set xlabel 'service time (µs)';"
+                "set ylabel 'fraction of requests'; set key bottom right; set grid;")
+
+
+def report(runs_dir, out, setup):
+    """bench.txt, bench.json and bench.png of one run set; returns what it
+    found: runs, the summaries, the targets."""
+    runs, cdf, top_conns = collect(runs_dir)
+    rows = summaries(runs)
+    table, out_json = [], {"setup": setup, "results": [], "targets": []}
+    for c, m, s in rows:
+        out_json["results"].append({"mode": m, "conns": c, "summary": s, "runs": runs[(m, c)]})
+        table.append(
+            f"{c:>5} {m:<9} {fmt(s['req_per_s']):>18} {fmt(s['mib_per_s']):>16} "
+            f"{fmt(s['hit_pct']):>16} "
+            f"{fmt(s['hit_p50_us']):>17} {fmt(s['hit_p99_us']):>19} {fmt(s['hit_p999_us']):>19} "
+            f"{fmt(s['miss_p50_us']):>19} {fmt(s['miss_p99_us']):>21} {fmt(s['cpu_us_per_req']):>16}")
+    targets = targets_of(runs)
     out_json["targets"] = targets
 
-    lines = [f"nowait-serve bench: {args.setup}", "",
+    lines = [f"nowait-serve bench: {setup}", "",
              "Service time in µs, per request, from the server's log; hit = all requested bytes in the",
              "page cache on arrival (cachestat). Median over repetitions [min-max].", "",
              f"{'conns':>5} {'mode':<9} {'req/s':>18} {'MiB/s':>16} {'hit %':>16} "
@@ -144,32 +187,150 @@ def main():
     for t in targets:
         lines.append(f"  c={t['conns']:<4} {t['what']:<48} {fmt(t['ratio'], 'x'):>22}  "
                      f"{'met' if t['met'] else 'MISSED'}")
-    with open(os.path.join(args.out, "bench.txt"), "w") as f:
+    with open(os.path.join(out, "bench.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
-    with open(os.path.join(args.out, "bench.json"), "w") as f:
+    with open(os.path.join(out, "bench.json"), "w") as f:
         json.dump(out_json, f, indent=1)
 
     # Latency CDF at the largest connection count, all repetitions pooled.
-    series = []
-    for (m, cls), vals in sorted(cdf.items()):
-        if not vals:
-            continue
-        vals.sort()
-        path = os.path.join(args.runs, f"cdf-{m}-{cls}.dat")
-        step = max(1, len(vals) // 2000)
-        with open(path, "w") as f:
-            for i in range(0, len(vals), step):
-                f.write(f"{vals[i]} {(i + 1) / len(vals)}\n")
-            f.write(f"{vals[-1]} 1\n")
-        series.append((path, f"{m} {cls}", "dt 1" if cls == "hit" else "dt 2"))
+    series = cdf_series(cdf, runs_dir)
     if series:
-        plot = ", ".join(f"'{p}' using 1:2 with lines lw 2 {dt} title '{t}'" for p, t, dt in series)
-        script = (f"set terminal png size 1100,700; set output '{args.out}/bench.png';"
+        script = (f"set terminal png size 1100,700; set output '{out}/bench.png';"
                   f"set title 'nowait-serve service time CDF, {top_conns} connections';"
-                  "set termoption noenhanced; set logscale x; set xlabel 'service time (µs)'; set ylabel 'fraction of requests';"
-                  "set key bottom right; set grid;"
-                  f"plot {plot}")
+                  + GNUPLOT_HEAD + f"plot {', '.join(series)}")
         subprocess.run(["gnuplot", "-e", script], check=True)
+    return {"rows": rows, "targets": targets, "top_conns": top_conns, "series": series}
+
+
+KERNELS = ["stock", "patched"]
+FSES = ["tmpfs", "ext4", "overlay"]
+
+
+def guest_report(top, setup):
+    """Stock against patched, per filesystem: serve-bench-guest.{md,json,png}."""
+    found = {}   # (kernel, fs) -> report() or {"skipped": why}
+    for k in KERNELS:
+        base = os.path.join(top, k, "results", "serve")
+        fses = [f for f in FSES if os.path.isdir(os.path.join(base, f))]
+        fses += sorted(f for f in (os.listdir(base) if os.path.isdir(base) else []) if f not in fses)
+        for fs in fses:
+            d = os.path.join(base, fs)
+            if os.path.exists(os.path.join(d, "skipped")):
+                with open(os.path.join(d, "skipped")) as f:
+                    found[(k, fs)] = {"skipped": f.read().strip()}
+            elif os.path.exists(os.path.join(d, "runs", "index")):
+                with open(os.path.join(d, "setup.txt")) as f:
+                    run_setup = f.read().strip()
+                found[(k, fs)] = report(os.path.join(d, "runs"), d, run_setup)
+                found[(k, fs)]["setup"] = run_setup
+            else:
+                found[(k, fs)] = {"skipped": "no runs came back (see the console)"}
+    fses = [f for f in FSES if any(fs == f for _, fs in found)]
+    fses += sorted({fs for _, fs in found} - set(fses))
+
+    def cell(k, fs, c, m, key):
+        r = found.get((k, fs), {})
+        for cc, mm, s in r.get("rows", []):
+            if (cc, mm) == (c, m):
+                return fmt(s[key])
+        return "-"
+
+    cols = [("req/s", "req_per_s"), ("hit %", "hit_pct"), ("hit p50 µs", "hit_p50_us"),
+            ("hit p99 µs", "hit_p99_us"), ("miss p50 µs", "miss_p50_us"),
+            ("miss p99 µs", "miss_p99_us"), ("CPU µs/req", "cpu_us_per_req")]
+    md = [f"nowait-serve in the guest, stock kernel against patched: {setup}", "",
+          "Each cell: stock / patched, median over repetitions. Service time from the server's log;",
+          "hit = all requested bytes in the page cache on arrival (cachestat).", "",
+          "| fs | conns | mode | " + " | ".join(n for n, _ in cols) + " |",
+          "|---|---|---|" + "---|" * len(cols)]
+    out_json = {"setup": setup, "filesystems": {}}
+    for fs in fses:
+        skipped = {k: found.get((k, fs), {"skipped": "not booted"}).get("skipped") for k in KERNELS}
+        skipped = {k: why for k, why in skipped.items() if why}
+        keys = sorted({(c, m) for k in KERNELS for c, m, _ in found.get((k, fs), {}).get("rows", [])},
+                      key=lambda cm: (cm[0], MODES.index(cm[1]) if cm[1] in MODES else 99))
+        for c, m in keys:
+            md.append(f"| {fs} | {c} | {m} | " + " | ".join(
+                f"{cell('stock', fs, c, m, key)} / {cell('patched', fs, c, m, key)}" for _, key in cols) + " |")
+        for k, why in skipped.items():
+            md.append(f"| {fs} | - | skipped on {k}: {why} |" + " |" * len(cols))
+        out_json["filesystems"][fs] = {k: ({"skipped": skipped[k]} if k in skipped else
+                                          {"setup": found[(k, fs)]["setup"],
+                                           "results": [{"conns": c, "mode": m, "summary": s}
+                                                       for c, m, s in found[(k, fs)]["rows"]],
+                                           "targets": found[(k, fs)]["targets"]})
+                                       for k in KERNELS}
+    md += ["", "Targets, per kernel and filesystem (ratio within one repetition, median [min-max]):", "",
+           "| fs | conns | target | stock | patched |", "|---|---|---|---|---|"]
+    whats = []
+    for k in KERNELS:
+        for fs in fses:
+            for t in found.get((k, fs), {}).get("targets", []):
+                if (fs, t["conns"], t["what"]) not in whats:
+                    whats.append((fs, t["conns"], t["what"]))
+
+    def tcell(k, fs, c, what):
+        for t in found.get((k, fs), {}).get("targets", []):
+            if (t["conns"], t["what"]) == (c, what):
+                return f"{fmt(t['ratio'], 'x')} {'met' if t['met'] else '**missed**'}"
+        return "-"
+    for fs, c, what in sorted(whats, key=lambda w: (fses.index(w[0]), w[1])):
+        md.append(f"| {fs} | {c} | {what} | {tcell('stock', fs, c, what)} | {tcell('patched', fs, c, what)} |")
+    md += ["", "Kernel messages (the console searched with harness/lib.sh's NOWAIT_SPLAT):"]
+    for k in KERNELS:
+        path = os.path.join(top, k, "splats")
+        if os.path.exists(path):
+            with open(path, errors="replace") as f:
+                hits = [line.strip() for line in f if line.strip()]
+            md.append(f"- {k}: " + (f"{len(hits)} splat lines, first: `{hits[0][:200]}`" if hits
+                                     else "no splat in the console"))
+            out_json.setdefault("splats", {})[k] = hits[:50]
+    md += ["", "Runs per kernel and filesystem:"]
+    for k in KERNELS:
+        for fs in fses:
+            r = found.get((k, fs), {})
+            md.append(f"- {k} {fs}: " + (f"skipped: {r['skipped']}" if "skipped" in r else r.get("setup", "not run")))
+    with open(os.path.join(top, "serve-bench-guest.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    with open(os.path.join(top, "serve-bench-guest.json"), "w") as f:
+        json.dump(out_json, f, indent=1)
+
+    # A CDF panel per filesystem (rows) and kernel (columns).
+    panels = []
+    for fs in fses:
+        for k in KERNELS:
+            r = found.get((k, fs), {})
+            title = f"{fs}, {k} kernel, {r.get('top_conns', '-')} connections"
+            if r.get("series"):
+                panels.append(f"set title '{title}'; plot {', '.join(r['series'])};")
+            else:
+                why = r.get("skipped", "no data").replace("'", "")
+                panels.append(f"set title '{title}'; unset logscale x; set xrange [0:1]; set yrange [0:1];"
+                              "set xlabel ''; unset xtics; unset ytics;"
+                              f"set label 1 'no data: {why}' at 0.05,0.5; plot 2 notitle;"
+                              "unset label 1; set autoscale; set logscale x; set xtics; set ytics;"
+                              "set xlabel 'service time (µs)';")
+    if panels:
+        script = (f"set terminal png size 1400,{450 * len(fses)}; set output '{top}/serve-bench-guest.png';"
+                  + GNUPLOT_HEAD + f"set multiplot layout {len(fses)},{len(KERNELS)};"
+                  + "".join(panels) + "unset multiplot")
+        subprocess.run(["gnuplot", "-e", script], check=True)
+    print("\n".join(md))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs")
+    ap.add_argument("--out")
+    ap.add_argument("--guest")
+    ap.add_argument("--setup", default="")
+    args = ap.parse_args()
+    if args.guest:
+        guest_report(args.guest, args.setup)
+    elif args.runs and args.out:
+        report(args.runs, args.out, args.setup)
+    else:
+        ap.error("--runs and --out, or --guest")
 
 
 if __name__ == "__main__":

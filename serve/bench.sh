@@ -7,6 +7,9 @@
 #                  [--warmup S] [--mem-mib M] [--iops N] [--files N]
 #                  [--zipf S] [--threads N]
 #                  [--modes "pool adaptive io_uring sendfile"]
+#                  [--data DIR] [--out DIR] [--bin PATH] [--label TEXT]
+#                  [--disk NAME | --no-io-limit] [--no-report] [--data-only]
+#                  [--probe-root DIR] [--estimate]
 #
 # Must run as root (cgroups). pool, adaptive and io_uring serve HTTPS (the
 # case libnowait is for: the server must read the bytes to encrypt them);
@@ -14,6 +17,22 @@
 # interleaved within each repetition, so a ratio compares runs minutes
 # apart, not a mode's first run with another's last. Writes
 # build/serve-bench/{bench.txt,bench.json,bench.png} and per-run logs.
+#
+# --data DIR: the file set's directory (default OUT/data; made when it does
+# not hold --files files). --out DIR: where runs and tables go (default
+# build/serve-bench). --bin: the server (default build/serve/nowait-serve).
+# --label TEXT: what the data sits on, for the tables' header. --disk NAME:
+# the block device whose reads the cgroup throttles (default the one under
+# --data; needed where that is not a disk, e.g. overlayfs). --no-io-limit:
+# no read throttle in the cgroup, only its memory limit: the disk is slowed
+# elsewhere (harness/serve-bench-guest.sh throttles the guest's virtio disk
+# in QEMU). --no-report: leave OUT/runs and OUT/setup.txt for
+# serve/bench-report.py to read later (no gnuplot needed). --data-only:
+# make the file set and exit. --probe-root DIR: passed to the server, which
+# asks the page cache about the same path below DIR (overlayfs: the lower
+# layer, since an overlay file's own mapping never holds pages). --estimate: print the seconds the runs take
+# (with 10 s a run to start, evict and stop, 60 s to make the file set: the
+# figures of a TCG guest) and exit.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -22,6 +41,7 @@ out=$top/build/serve-bench
 bin=$top/build/serve/nowait-serve
 reps=3 conns="8 32" duration=20 warmup=10 mem_mib=128 iops=200 nfiles=1200 zipf=1.0 threads=4
 modes="pool adaptive io_uring sendfile"
+data="" label="" disk="" io_limit=1 report=1 data_only=0 estimate=0 probe=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) reps=1 conns=16 duration=8 warmup=4 ;;
@@ -35,18 +55,33 @@ while [ $# -gt 0 ]; do
 	--zipf) zipf=$2; shift ;;
 	--threads) threads=$2; shift ;;
 	--modes) modes=$2; shift ;;
-	*) sed -n '2,17s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	--data) data=$2; shift ;;
+	--out) out=$2; shift ;;
+	--bin) bin=$2; shift ;;
+	--label) label=$2; shift ;;
+	--disk) disk=$2; shift ;;
+	--no-io-limit) io_limit=0 ;;
+	--no-report) report=0 ;;
+	--data-only) data_only=1 ;;
+	--estimate) estimate=1 ;;
+	--probe-root) probe=(--probe-root "$2"); shift ;;
+	*) sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//p}' "$0" >&2; exit 2 ;;
 	esac
 	shift
 done
+if [ "$estimate" = 1 ]; then
+	echo $((reps * $(wc -w <<<"$conns") * $(wc -w <<<"$modes") * (warmup + duration + 10) + 60))
+	exit 0
+fi
 [ "$(id -u)" = 0 ] || { echo "serve-bench: needs root for the cgroup limits" >&2; exit 1; }
-for tool in wrk openssl python3 gnuplot; do
+tools="wrk openssl python3"
+[ "$report" = 0 ] || [ "$data_only" = 1 ] || tools+=" gnuplot"
+for tool in $tools; do
 	command -v $tool >/dev/null || { echo "serve-bench: no $tool (harness/deps.sh installs it)" >&2; exit 1; }
 done
-data=$out/data
+data=${data:-$out/data}
 runs=$out/runs
-mkdir -p "$data" "$runs"
-rm -f "$runs"/*
+mkdir -p "$data"
 
 # ---- the file set: sizes log-uniform in [16 KiB, 1 MiB], random bytes ----
 # Popularity follows the file number (f00000 is the most popular), sizes
@@ -63,8 +98,13 @@ for i in range(n):
     with open(f"{d}/f{i:05d}", "wb") as f:
         f.write(os.urandom(size))
 EOF
+	# Written back now, so that the eviction before each run drops every page.
+	sync
 	echo "$nfiles" >"$data/.made"
 fi
+[ "$data_only" = 0 ] || exit 0
+mkdir -p "$runs"
+rm -f "$runs"/*
 total_mib=$(du -sm "$data" | cut -f1)
 
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
@@ -72,27 +112,46 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 
 	-keyout "$out/key.pem" -out "$out/cert.pem" 2>/dev/null
 
 # ---- cgroups: page cache limit and read IOPS throttle for the server ----
-# cgroup v2 with memory and io where offered, else v1 memory + blkio (this
-# project's Firecracker host mounts v1 for both; see bench/README.md).
-source=$(findmnt -no SOURCE -T "$data")
-disk=$(lsblk -no PKNAME "$source" 2>/dev/null || true)
-disk=${disk:-$(basename "$source")}
-majmin=$(cat "/sys/class/block/$disk/dev")
+# cgroup v2 with memory (and io, for the throttle) where offered, else v1
+# memory + blkio (this project's Firecracker host mounts v1 for both; see
+# bench/README.md).
+majmin="" io_what="no read limit in the cgroup"
+if [ "$io_limit" = 1 ]; then
+	if [ -z "$disk" ]; then
+		source=$(findmnt -no SOURCE -T "$data")
+		disk=$(lsblk -no PKNAME "$source" 2>/dev/null || true)
+		disk=${disk:-$(basename "$source")}
+	fi
+	[ -e "/sys/class/block/$disk/dev" ] ||
+		{ echo "serve-bench: $data is not on a block device ($disk): name one with --disk, or --no-io-limit" >&2; exit 1; }
+	majmin=$(cat "/sys/class/block/$disk/dev")
+	io_what="$iops read IOPS on $disk"
+fi
 name=nowait-serve-bench.$$
 if grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null &&
-	grep -qw io /sys/fs/cgroup/cgroup.controllers; then
-	echo "+memory +io" >/sys/fs/cgroup/cgroup.subtree_control
+	{ [ "$io_limit" = 0 ] || grep -qw io /sys/fs/cgroup/cgroup.controllers; }; then
+	echo "+memory" >/sys/fs/cgroup/cgroup.subtree_control
 	cg_dirs=(/sys/fs/cgroup/$name)
 	mkdir "${cg_dirs[0]}"
 	echo $((mem_mib << 20)) >"${cg_dirs[0]}/memory.max"
-	echo "$majmin riops=$iops" >"${cg_dirs[0]}/io.max"
-	cg_kind="v2 memory.max + io.max riops"
+	cg_kind="v2 memory.max"
+	if [ "$io_limit" = 1 ]; then
+		echo "+io" >/sys/fs/cgroup/cgroup.subtree_control
+		# io.max is blk-throttle's file: absent without CONFIG_BLK_DEV_THROTTLING.
+		echo "$majmin riops=$iops" >"${cg_dirs[0]}/io.max" ||
+			{ rmdir "${cg_dirs[0]}"; echo "serve-bench: no io.max in the cgroup: use --no-io-limit with a disk slowed elsewhere" >&2; exit 1; }
+		cg_kind+=" + io.max riops"
+	fi
 else
-	cg_dirs=(/sys/fs/cgroup/memory/$name /sys/fs/cgroup/blkio/$name)
+	cg_dirs=(/sys/fs/cgroup/memory/$name)
+	[ "$io_limit" = 0 ] || cg_dirs+=(/sys/fs/cgroup/blkio/$name)
 	mkdir "${cg_dirs[@]}"
 	echo $((mem_mib << 20)) >"${cg_dirs[0]}/memory.limit_in_bytes"
-	echo "$majmin $iops" >"${cg_dirs[1]}/blkio.throttle.read_iops_device"
-	cg_kind="v1 memory.limit_in_bytes + blkio.throttle.read_iops_device"
+	cg_kind="v1 memory.limit_in_bytes"
+	if [ "$io_limit" = 1 ]; then
+		echo "$majmin $iops" >"${cg_dirs[1]}/blkio.throttle.read_iops_device"
+		cg_kind+=" + blkio.throttle.read_iops_device"
+	fi
 fi
 server=
 cleanup() {
@@ -125,7 +184,7 @@ run_one() {	# REP MODE CONNS
 	evict
 	# The shell joins the cgroups, then becomes the server.
 	CG_PROCS="${procs[*]}" sh -c 'for p in $CG_PROCS; do echo $$ >"$p"; done; exec "$@"' sh \
-		nice -n 19 "$bin" --root "$data" --port 0 --mode "$mode" --threads "$threads" "${tls[@]}" \
+		nice -n 19 "$bin" --root "$data" --port 0 --mode "$mode" --threads "$threads" "${tls[@]}" "${probe[@]}" \
 		--log "$runs/$tag.log" >"$runs/$tag.out" 2>"$runs/$tag.err" &
 	server=$!
 	port=$(listening_port "$runs/$tag.out") ||
@@ -145,12 +204,14 @@ run_one() {	# REP MODE CONNS
 		"$(grep -h 'Requests/sec' "$runs/$tag.wrk" | tr -s ' ')" >&2
 }
 
-echo "serve-bench: $nfiles files, $total_mib MiB; cgroup $cg_kind: ${mem_mib} MiB, $iops read IOPS on $disk ($majmin)" >&2
+echo "serve-bench: $nfiles files, $total_mib MiB${label:+ on $label}; cgroup $cg_kind: ${mem_mib} MiB, $io_what" >&2
 for rep in $(seq "$reps"); do
 	for c in $conns; do
 		for mode in $modes; do run_one "$rep" "$mode" "$c"; done
 	done
 done
-python3 "$top/serve/bench-report.py" --runs "$runs" --out "$out" \
-	--setup "$nfiles files ($total_mib MiB, 16 KiB-1 MiB log-uniform), Zipf s=$zipf; server cgroup: $cg_kind, page cache+memory ${mem_mib} MiB, $iops read IOPS on $disk; libnowait pool $threads threads; wrk -t2, warm-up ${warmup}s, measured ${duration}s, $reps repetitions; modes pool/adaptive/io_uring over HTTPS, sendfile over HTTP; $(nproc) CPUs, kernel $(uname -r)"
+setup="$nfiles files ($total_mib MiB, 16 KiB-1 MiB log-uniform)${label:+ on $label}, Zipf s=$zipf; server cgroup: $cg_kind, page cache+memory ${mem_mib} MiB, $io_what; libnowait pool $threads threads; wrk -t2, warm-up ${warmup}s, measured ${duration}s, $reps repetitions; modes pool/adaptive/io_uring over HTTPS, sendfile over HTTP; $(nproc) CPUs, kernel $(uname -r)"
+echo "$setup" >"$out/setup.txt"
+[ "$report" = 1 ] || exit 0
+python3 "$top/serve/bench-report.py" --runs "$runs" --out "$out" --setup "$setup"
 cat "$out/bench.txt"

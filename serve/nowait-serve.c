@@ -54,7 +54,7 @@ enum { EV_LISTEN = 1, EV_COMPLETIONS, EV_SIGNAL };
 #define HEAD_CAP 512	/* our response header, or a whole error response */
 
 struct config {
-	const char *root, *bind, *cert, *key, *log;
+	const char *root, *bind, *cert, *key, *log, *probe_root;
 	enum mode mode;
 	unsigned port, max_conns, idle_timeout_s, threads;
 	size_t chunk;
@@ -62,7 +62,7 @@ struct config {
 
 struct server {
 	struct config cfg;
-	int epfd, listen_fd, root_fd, signal_fd;
+	int epfd, listen_fd, root_fd, probe_fd, signal_fd;
 	SSL_CTX *tls;
 	struct nowait_ctx *nowait;
 	struct io_uring ring;
@@ -336,20 +336,20 @@ static int range_cached(int fd, uint64_t first, uint64_t len)
 	return cs.nr_cache >= pages;
 }
 
-/* Opens path below the root: RESOLVE_BENEATH refuses ".." and symbolic
- * links (absolute or relative) that lead out, and magic links, in the
- * kernel, so there is no window between a check and the open. */
-static int open_beneath(struct server *s, const char *path)
+/* Opens path below the directory dirfd (the root): RESOLVE_BENEATH refuses
+ * ".." and symbolic links (absolute or relative) that lead out, and magic
+ * links, in the kernel, so there is no window between a check and the open. */
+static int open_beneath(int dirfd, const char *path)
 {
 	struct open_how how = {
 		.flags = O_RDONLY | O_CLOEXEC | O_NOATIME,
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
 	};
-	int fd = (int)syscall(SYS_openat2, s->root_fd, path, &how, sizeof(how));
+	int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 
 	if (fd < 0 && errno == EPERM) {	/* O_NOATIME needs the file's owner */
 		how.flags &= ~(uint64_t)O_NOATIME;
-		fd = (int)syscall(SYS_openat2, s->root_fd, path, &how, sizeof(how));
+		fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 	}
 	return fd;
 }
@@ -364,7 +364,7 @@ static void begin_response(struct conn *c, const struct http_request *req)
 	int status;
 
 	c->close_after = !req->keep_alive;
-	c->file_fd = open_beneath(s, req->path);
+	c->file_fd = open_beneath(s->root_fd, req->path);
 	if (c->file_fd < 0) {
 		respond_error(c, errno == ENOENT || errno == ENOTDIR ? 404 :
 				 errno == EXDEV || errno == ELOOP || errno == EACCES ? 403 :
@@ -403,8 +403,14 @@ static void begin_response(struct conn *c, const struct http_request *req)
 	}
 	if (s->log) {
 		uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+		/* --probe-root: the same path below another directory holds
+		 * the pages (overlayfs' lower layer: an overlay file's own
+		 * mapping never has any, so cachestat of it says 0). */
+		int pfd = s->probe_fd >= 0 ? open_beneath(s->probe_fd, req->path) : c->file_fd;
 
-		c->rl.cached = range_cached(c->file_fd, first, len);
+		c->rl.cached = pfd >= 0 ? range_cached(pfd, first, len) : -1;
+		if (pfd >= 0 && pfd != c->file_fd)
+			close(pfd);
 		/* The probe is the log's cost, not the service's. */
 		c->rl.start_ns += clock_ns(CLOCK_MONOTONIC) - t0;
 	}
@@ -767,6 +773,10 @@ static void setup(struct server *s)
 	s->root_fd = open(s->cfg.root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (s->root_fd < 0)
 		die("%s: %s", s->cfg.root, strerror(errno));
+	s->probe_fd = -1;
+	if (s->cfg.probe_root &&
+	    (s->probe_fd = open(s->cfg.probe_root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		die("%s: %s", s->cfg.probe_root, strerror(errno));
 	if (s->cfg.log && !(s->log = fopen(s->cfg.log, "w")))
 		die("%s: %s", s->cfg.log, strerror(errno));
 	if (s->log)
@@ -868,6 +878,8 @@ static void shutdown_server(struct server *s)
 	close(s->listen_fd);
 	close(s->epfd);
 	close(s->root_fd);
+	if (s->probe_fd >= 0)
+		close(s->probe_fd);
 }
 
 static void serve(struct server *s)
@@ -912,6 +924,8 @@ static void usage(void)
 	      "  --port N            TCP port, 0 for any free one (default 8080)\n"
 	      "  --cert F --key F    serve HTTPS with this PEM certificate chain and key\n"
 	      "  --log FILE          one line per request: service time, cached, inline or queued\n"
+	      "  --probe-root DIR    the log's cached column: probe the same path below DIR\n"
+	      "                      (overlayfs: its lower layer; an overlay file shows no pages)\n"
 	      "  --threads N         libnowait pool threads (default 4)\n"
 	      "  --chunk BYTES       bytes per file read (default 65536)\n"
 	      "  --max-conns N       connection cap (default 1024)\n"
@@ -940,6 +954,7 @@ int main(int argc, char **argv)
 		{ "cert", required_argument, NULL, 'c' },
 		{ "key", required_argument, NULL, 'k' },
 		{ "log", required_argument, NULL, 'l' },
+		{ "probe-root", required_argument, NULL, 'P' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "chunk", required_argument, NULL, 'C' },
 		{ "max-conns", required_argument, NULL, 'M' },
@@ -960,6 +975,7 @@ int main(int argc, char **argv)
 		case 'c': s.cfg.cert = optarg; break;
 		case 'k': s.cfg.key = optarg; break;
 		case 'l': s.cfg.log = optarg; break;
+		case 'P': s.cfg.probe_root = optarg; break;
 		case 't': s.cfg.threads = parse_unsigned(optarg, 1, NOWAIT_MAX_THREADS); break;
 		case 'C': s.cfg.chunk = parse_unsigned(optarg, 4096, 1u << 24); break;
 		case 'M': s.cfg.max_conns = parse_unsigned(optarg, 1, 1u << 20); break;

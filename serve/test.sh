@@ -314,5 +314,22 @@ if start_server adaptive https --max-conns 3; then
 	check "max-conns 3: clean exit" stop_server
 fi
 
+# --probe-root: the log's cached column comes from the same path below
+# another directory (overlayfs' lower layer in the benchmark): 1 for a file
+# read there just before, -1 for one that is not there. The log is read
+# after the server's exit has flushed it.
+probe_root_decides_cached() {
+	local got
+	got=$(grep -v '^#' "$work/log" | awk '{ print $5 ":" $6 }' | tr '\n' ' ')
+	[ "$got" = "65536:1 4096:-1 " ] || { echo "# log (body_bytes:cached): $got" >&2; return 1; }
+}
+mkdir -p "$work/probe"
+cp "$root/f65536" "$work/probe/" && cat "$work/probe/f65536" >/dev/null
+if start_server adaptive http --probe-root "$work/probe"; then
+	curl "${curl_opts[@]}" -o /dev/null "$base/f65536" -o /dev/null "$base/f4096"
+	check "probe-root: clean exit" stop_server
+	check "probe-root: cached is the probe directory's" probe_root_decides_cached
+fi
+
 echo "1..$tests"
 [ $failed -eq 0 ]

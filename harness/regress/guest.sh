@@ -4,11 +4,13 @@
 # the disk with serial "results", print a line per test to the console, and
 # power off with the job's status through guest-exit.
 #
-#   regress.suite=fstests|ltp|shell  regress.budget=SECONDS  regress.fs="ext4 xfs ..."
+#   regress.suite=fstests|ltp|serve|shell  regress.budget=SECONDS  regress.fs="ext4 xfs ..."
 #
 # Each console line "regress: SUITE FS TEST STATUS SECONDS" is one result;
 # STATUS is pass, fail, notrun or timeout. The host reads the results disk
-# back for the failures' details.
+# back for the failures' details. The serve suite (harness/serve-bench-guest.sh)
+# runs serve/bench.sh on each of tmpfs, ext4 and overlay and leaves its runs
+# on the results disk, for the host to make the tables.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8
 R=/opt/suites/regress
@@ -163,10 +165,94 @@ run_ltp() {
 	umount /ltp-tmp
 }
 
+# nowait-serve's benchmark (harness/serve-bench-guest.sh): serve/bench.sh on
+# each filesystem of regress.fs (tmpfs, ext4, overlay), with the options in
+# $R/serve.args (one a line); a filesystem whose runs would not fit in the
+# budget left (bench.sh --estimate) is skipped.
+# The data disk (serial "data") is the slow one: the host throttles its
+# reads (QEMU's throttling.iops-read), so the guest's cgroup limits only
+# memory. ext4 is made on it; overlay's lower layer is that ext4's file set,
+# its upper and work directories beside it; tmpfs is a mount of its own.
+# Each filesystem's runs go to /results/serve/FS/; one not measured says why
+# in its file "skipped".
+S=/opt/suites/serve
+serve_ext4() { # the data disk's ext4 on /mnt/serve-ext4, made once
+	mountpoint -q /mnt/serve-ext4 && return 0
+	local dev
+	dev=$(dev_of data) || { echo "no data disk"; return 1; }
+	mkdir -p /mnt/serve-ext4
+	# Inode tables and journal written now, not by ext4lazyinit during a run.
+	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$dev" && mount "$dev" /mnt/serve-ext4 ||
+		{ echo "mkfs or mount of ext4 on $dev failed"; return 1; }
+}
+run_serve() {
+	local fs out data label why args=() probe=() need rc st t0
+	[ -r "$R/serve.args" ] && mapfile -t args <"$R/serve.args"
+	need=$("$S/bench.sh" --estimate "${args[@]}")
+	# memory.max counts the page cache: cgroup v2 (mounted above).
+	grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null ||
+		{ echo "regress: serve: no cgroup v2 memory controller"; return 3; }
+	# Server and wrk meet on 127.0.0.1; nothing else brings lo up here.
+	busybox ip link set lo up || { echo "regress: serve: cannot bring lo up"; return 3; }
+	for fs in $fslist; do
+		out=/results/serve/$fs why="" probe=()
+		mkdir -p "$out"
+		if [ "$(left)" -lt "$need" ]; then
+			why="budget: $(left) s left, a filesystem needs about $need s"
+		else
+			case $fs in
+			tmpfs)
+				mkdir -p /mnt/serve-tmpfs
+				mount -t tmpfs -o size=1g serve /mnt/serve-tmpfs || why="mount of tmpfs failed"
+				data=/mnt/serve-tmpfs/data
+				label="tmpfs: no disk, every file stays in memory" ;;
+			ext4)
+				why=$(serve_ext4) || true
+				data=/mnt/serve-ext4/data
+				label="ext4 on the virtio disk (reads throttled by QEMU)" ;;
+			overlay)
+				why=$(serve_ext4) || true
+				data=/mnt/serve-ovl
+				# cachestat of an overlay file sees no pages: the log asks the lower file.
+				probe=(--probe-root /mnt/serve-ext4/data)
+				label="overlayfs, lower layer the file set on ext4 on the virtio disk (reads throttled by QEMU)"
+				# The file set goes in the lower layer first (made by
+				# the ext4 run already, unless ext4 is not in the list).
+				[ -n "$why" ] || "$S/bench.sh" --data /mnt/serve-ext4/data --data-only "${args[@]}" ||
+					why="making the file set failed"
+				mkdir -p /mnt/serve-ext4/ovl/upper /mnt/serve-ext4/ovl/work /mnt/serve-ovl
+				[ -n "$why" ] || mount -t overlay overlay \
+					-o lowerdir=/mnt/serve-ext4/data,upperdir=/mnt/serve-ext4/ovl/upper,workdir=/mnt/serve-ext4/ovl/work \
+					/mnt/serve-ovl || why="mount of overlay failed" ;;
+			*) why="not a filesystem of this benchmark (tmpfs, ext4, overlay)" ;;
+			esac
+		fi
+		if [ -n "$why" ]; then
+			echo "$why" >"$out/skipped"
+			result "serve $fs all skipped 0 $why"
+			continue
+		fi
+		echo "regress: serve $fs: $(left) s of budget left"
+		t0=$(now)
+		"$S/bench.sh" --data "$data" --out "$out" --bin "$S/nowait-serve" --label "$label" \
+			--no-io-limit --no-report "${probe[@]}" "${args[@]}" </dev/null 2>&1 | tee "$out/console.txt"
+		rc=${PIPESTATUS[0]}
+		case $rc in 0) st=pass ;; *) st=fail ;; esac
+		result "serve $fs all $st $(($(now) - t0)) rc=$rc"
+		case $fs in
+		overlay) umount /mnt/serve-ovl ;;
+		tmpfs) umount /mnt/serve-tmpfs ;;
+		esac
+	done
+	mountpoint -q /mnt/serve-ext4 && umount /mnt/serve-ext4
+	return 0
+}
+
 status=0
 case $suite in
 fstests) run_fstests || status=$? ;;
 ltp) run_ltp || status=$? ;;
+serve) run_serve || status=$? ;;
 shell) setsid -c /bin/bash -l </dev/ttyS0 >/dev/ttyS0 2>&1 ;;
 *) echo "regress: unknown suite $suite"; status=2 ;;
 esac
