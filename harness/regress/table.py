@@ -3,7 +3,7 @@
 the stock and the patched kernel, and every failure on the patched kernel
 classified (also on stock, new, environment, the test's assumption).
 
-    table.py OUT KNOWN SUITE...
+    NOWAIT_SPLAT=PATTERN table.py OUT KNOWN SUITE...
 
 OUT holds stock-SUITE/ and patched-SUITE/ (console.log, results/); KNOWN is
 harness/regress/known.txt: "SUITE FS TEST CLASS REASON" lines naming the
@@ -215,10 +215,8 @@ def main():
             nr = ["%s %s" % (r["fs"], r["test"]) for r in rows if r[label] == "not reached"]
             if nr:
                 md += ["Not reached on %s (the guest's time budget ran out): %s" % (label, ", ".join(nr)), ""]
-    # What the kernel prints when it is unwell (the pattern of harness/boot.sh).
-    splat = re.compile(r"BUG:|WARNING:|Oops|KASAN|UBSAN|possible circular locking|possible recursive locking|"
-                       r"inconsistent lock state|INFO: task .* blocked|general protection fault|Kernel panic|"
-                       r"RCU stall|stack-protector|list_add corruption|list_del corruption")
+    # What the kernel prints when it is unwell: NOWAIT_SPLAT of harness/lib.sh.
+    splat = re.compile(os.environ["NOWAIT_SPLAT"])
     md += ["## Kernel messages", ""]
     report["splats"] = {}
     for label in LABELS:
