@@ -17,6 +17,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 stock="" patched="" targets="tmpfs ovl ext4 ext4-saturate" limit=2400
+# shellcheck disable=SC2034 # stock and patched are read as ${!label}
 while [ $# -gt 0 ]; do
 	case $1 in
 	--stock) stock=$2; shift ;;
@@ -34,10 +35,7 @@ phase "benchmark build" make -s -C "$NOWAIT_ROOT" bench-build
 guest_image
 
 for name in stock patched; do
-	kernel=$stock
-	[ "$name" = patched ] && kernel=$patched
-	[ -n "$kernel" ] || kernel=$(kernel_tree "$name")
-	[ -f "$kernel" ] || die "no kernel $kernel"
+	kernel=$(kernel_for "$name" "${!name}")
 	log=$NOWAIT_OUT/console-bench-$name.log
 	# The benchmark's arguments travel as environment variables of init;
 	# the kernel splits its command line at spaces, so they use + for a

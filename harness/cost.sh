@@ -33,11 +33,10 @@ done
 out=$NOWAIT_OUT/cost
 rm -rf "$out" && mkdir -p "$out"
 
-[ -n "$stock" ] || stock=$(kernel_tree stock)
-[ -n "$patched" ] || patched=$(kernel_tree patched)
+stock=$(kernel_for stock "$stock")
+patched=$(kernel_for patched "$patched")
 for name in stock patched; do
 	kernel=${!name}
-	[ -f "$kernel" ] || die "no kernel $kernel"
 	mkdir -p "$out/$name"
 	cp "$kernel" "$out/$name/bzImage"
 	# harness/kernel.sh's note of the tree and config, when there is one.

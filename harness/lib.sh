@@ -67,3 +67,12 @@ kernel_tree() {
 	[ "${2:-}" = debug ] && flags+=(--debug)
 	phase "kernel build ($1${2:+ $2})" "$NOWAIT_ROOT/harness/kernel.sh" "${flags[@]}"
 }
+
+# kernel_for stock|patched GIVEN [debug]: the bzImage a run boots: GIVEN when
+# the caller named one (it must exist), else that tree built by kernel_tree.
+kernel_for() {
+	local k=$2
+	[ -n "$k" ] || k=$(kernel_tree "$1" "${3:-}" | tail -n 1)
+	[ -f "$k" ] || die "no $1 kernel $k"
+	echo "$k"
+}

@@ -68,10 +68,8 @@ wanted() {
 for label in stock patched; do
 	for suite in $suites; do
 		wanted $label "$suite" || continue
-		if [ -z "${!label}" ]; then
-			printf -v "$label" '%s' "$(kernel_tree "$label" $debug | tail -n 1)"
-		fi
-		[ -f "${!label}" ] || die "no kernel ${!label}"
+		k=$(kernel_for "$label" "${!label}" $debug)
+		printf -v "$label" '%s' "$k"
 	done
 done
 out=$NOWAIT_OUT/regress${debug:+-debug}

@@ -8,7 +8,7 @@
 #                                [--kernels "stock patched"] [--fs "tmpfs ext4 overlay"]
 #                                [--iops N] [--budget SECONDS] [--jobs 2] [-- BENCH.SH OPTIONS]
 #
-# Kernels default to build/{stock,patched}/bzImage (harness/kernel.sh [--stock]).
+# Kernels not given are built (harness/kernel.sh [--stock]).
 # The page cache limit is the server's memory cgroup in the guest (v2
 # memory.max); the slow disk is QEMU's: reads from the data disk are
 # throttled to --iops per second (default 50) by QEMU's
@@ -33,9 +33,10 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/regress/lib.sh"
 
-stock=$NOWAIT_OUT/stock/bzImage patched=$NOWAIT_OUT/patched/bzImage
+stock="" patched=""
 kernels="stock patched" fslist="tmpfs ext4 overlay" iops=50 budget="" jobs=1
 bench_args=(--files 600 --mem-mib 64 --reps 1 --conns 16 --warmup 8 --duration 20)
+# shellcheck disable=SC2034 # stock and patched are read as ${!label}
 while [ $# -gt 0 ]; do
 	case $1 in
 	--stock) stock=$2; shift ;;
@@ -51,9 +52,8 @@ while [ $# -gt 0 ]; do
 	shift
 done
 for label in $kernels; do
-	k=$stock
-	[ "$label" = patched ] && k=$patched
-	[ -f "$k" ] || die "no $label kernel $k (harness/kernel.sh [--stock] builds it)"
+	k=$(kernel_for "$label" "${!label}")
+	printf -v "$label" '%s' "$k"
 done
 out=$NOWAIT_OUT/serve-bench-guest
 mkdir -p "$out"
@@ -79,8 +79,7 @@ say "serve-bench-guest: bench.sh ${bench_args[*]}; about ${per_fs} s per filesys
 
 # One kernel after the other unless --jobs 2: then each has the machine alone.
 boot_kernel() {	# LABEL
-	local label=$1 k=$stock
-	[ "$label" = patched ] && k=$patched
+	local label=$1 k=${!1}
 	regress_boot "$out/$label" "$k" "$rootimg" "$out/job.img" "$budget" \
 		"regress.suite=serve regress.fs=$(tr ' ' , <<<"$fslist") regress.label=$label" \
 		"data:2G:throttling.iops-read=$iops" results:1G
