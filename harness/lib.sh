@@ -33,6 +33,16 @@ phase() {
 	return "$rc"
 }
 
+# cache_lock NAME: wait for, then hold until the calling shell exits, the
+# lock $NOWAIT_CACHE/NAME.lock (fd 8). Scripts that make something shared in
+# the cache take it, so that two runs at once (make regress beside make
+# serve-bench-guest) make it once: the second waits and finds it made.
+cache_lock() {
+	mkdir -p "$(dirname "$NOWAIT_CACHE/$1")"
+	exec 8>"$NOWAIT_CACHE/$1.lock"
+	flock 8
+}
+
 # ceph_cluster: start harness/ceph.sh's single-node cluster for the guest
 # boots that follow (boot.sh sees NOWAIT_CEPH=1), and stop it when the
 # calling script exits.

@@ -15,7 +15,7 @@ list=$NOWAIT_ROOT/harness/regress/packages
 pkgs=$(sed 's/#.*//' "$list" | tr -s ' \n' '\n' | sed '/^$/d' | sort -u)
 hash=$(printf '%s\n' "$pkgs" | sha256sum | cut -c1-12)
 root=$regress/rootfs-$hash
-mkdir -p "$regress"
+cache_lock regress/rootfs
 if [ -e "$root/.complete" ]; then
 	say "image: $root is up to date ($(printf '%s\n' "$pkgs" | wc -l) packages)"
 	echo "$root"

@@ -23,6 +23,7 @@ regress=$NOWAIT_CACHE/regress
 src=$regress/src
 inst=$regress/install
 mkdir -p "$src" "$inst"
+cache_lock regress/suites
 jobs=$(nproc)
 
 # The LTP directories under testcases/kernel/syscalls that the run uses.

@@ -8,18 +8,21 @@
 
 # regress_root_image ROOTFS: the tree of harness/regress-image.sh as a 4 GiB
 # ext4 image with the launcher, written once per tree (writing it takes
-# minutes on a busy disk); prints its path.
+# minutes on a busy disk), under the cache lock (in a subshell, which lets
+# it go); prints its path.
 regress_root_image() {
 	local rootfs=$1 img
 	img=$NOWAIT_CACHE/regress/root-$(basename "$rootfs" | sed 's/^rootfs-//').img
-	if [ ! -e "$img" ]; then
+	(
+		cache_lock regress/root-image
+		[ ! -e "$img" ] || exit 0
 		say "image: writing $img"
 		rm -f "$NOWAIT_CACHE"/regress/root-*.img
 		nice -n 19 mkfs.ext4 -q -F -L regress-root -d "$rootfs" "$img.tmp" 4G
 		debugfs -w -R "write $NOWAIT_ROOT/harness/regress/init /usr/sbin/regress-init" "$img.tmp" >/dev/null
 		debugfs -w -R "sif /usr/sbin/regress-init mode 0100755" "$img.tmp" >/dev/null
 		mv "$img.tmp" "$img"
-	fi
+	) || return
 	echo "$img"
 }
 
