@@ -130,6 +130,39 @@ static ssize_t read_from(struct __test_metadata *_metadata,
 }
 
 /*
+ * An O_TMPFILE file. overlayfs opens its real file in ovl_tmpfile(), not in
+ * ovl_open(), and what the series keeps for an open overlay file (struct
+ * ovl_file, with the upper file) has to be made there too: fstests'
+ * generic/091 found the close of such a file reading its real file as that
+ * struct (a NULL pointer Oops in ovl_flush()). Written, synced, then a
+ * flagged read hits, and mmap and close go through the overlay file.
+ */
+TEST_F(nwread, tmpfile_hit)
+{
+	const size_t len = 4 * self->pg;
+	char dir[PATH_MAX];
+	unsigned char *map;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%.2000s/%s", nowait_mnt(), variant->fs.dir);
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EOPNOTSUPP)
+		NOWAIT_SKIP_CASE("%s has no O_TMPFILE", variant->fs.type);
+	ASSERT_LE(0, fd) TH_LOG("O_TMPFILE in %s: %s", dir,
+				nowait_errname(errno));
+	ASSERT_EQ(0, nowait_write_pattern(fd, 0, len, self->f.seed));
+	ASSERT_EQ(0, fsync(fd));
+	ASSERT_EQ((ssize_t)len, NOWAIT_PREAD(fd, self->buf, len, 0))
+		TH_LOG("flagged read of the tmpfile: %s", nowait_errname(errno));
+	NOWAIT_ASSERT_PATTERN(self->buf, len, 0, self->f.seed);
+	map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	EXPECT_EQ(0, memcmp(map, self->buf, len));
+	munmap(map, len);
+	ASSERT_EQ(0, close(fd));
+}
+
+/*
  * A hit is served whole, with the right bytes, and without sleeping. The
  * file was just written, so its atime is older than its mtime and relatime
  * wants an update: that is queued (touch_atime_nowait()), and must not
