@@ -112,7 +112,11 @@ rootimg=$(regress_root_image "$rootfs")
 # The builds' .built files name the patch series of ours they carry.
 key=$( (echo "$fstests $ltp $ltp32"; cat "$fstests/.built" "$ltp/.built" "$jobdir"/*) | sha256sum | cut -c1-12)
 suitesimg=$NOWAIT_CACHE/regress/suites-$key.img
-if [ ! -e "$suitesimg" ]; then
+# Under the cache lock, in a subshell that lets it go: the stage folder is
+# shared, as the root image is (regress_root_image).
+(
+	cache_lock regress/suites-image
+	[ ! -e "$suitesimg" ] || exit 0
 	stage=$NOWAIT_CACHE/regress/stage
 	say "image: writing $suitesimg"
 	rm -rf "$stage" && mkdir -p "$stage"
@@ -125,7 +129,7 @@ if [ ! -e "$suitesimg" ]; then
 	nice -n 19 mkfs.ext4 -q -F -L regress-suites -d "$stage" "$suitesimg.tmp" 2G
 	mv "$suitesimg.tmp" "$suitesimg"
 	rm -rf "$stage"
-fi
+)
 say "image: $rootimg, $suitesimg"
 
 # boot LABEL KERNEL SUITE: one guest run; results in $out/LABEL-SUITE/.
