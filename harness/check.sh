@@ -32,12 +32,15 @@ guest_suite() {
 	# end): route PCI interrupts from the BIOS tables instead.
 	[ ${#kflags[@]} -gt 0 ] && export NOWAIT_MEM=3072 NOWAIT_APPEND="acpi=noirq ${NOWAIT_APPEND:-}"
 	"$NOWAIT_ROOT/harness/boot.sh" "$kernel" "$NOWAIT_OUT/initramfs.cpio" check "$log" "${NOWAIT_BOOT_TIMEOUT:-1200}" || rc=$?
-	awk -f "$NOWAIT_ROOT/harness/tap.awk" "$log" | while read -r line; do record "$line"; done
+	awk -f "$NOWAIT_ROOT/harness/tap.awk" "$log" | while IFS= read -r line; do record "$line"; done
 	# What the stress program checked, per filesystem and ABI.
 	tr -d '\r' <"$log" | grep -a '^# stress ' | sed 's/^# /  /' >&2 || true
 	case $rc in
 	0) record "PASS guest: clean console, status 0" ;;
-	126) record "FAIL guest: kernel splat in the console (see $log.splats)" ;;
+	126)
+		record "FAIL guest: kernel splat in the console (see $log.splats)"
+		head -n 12 "$log.splats" | while IFS= read -r line; do record "    $line"; done
+		;;
 	*) record "FAIL guest: status $rc (console: $log)" ;;
 	esac
 }
@@ -45,7 +48,7 @@ guest_suite() {
 # Flagged writes and fsync, a crash, and a second boot that checks them.
 crash_test() {
 	[ -n "$test_kernel" ] || { record "FAIL nowait-crash: no kernel or guest image (see the kernel suite)"; return 1; }
-	"$NOWAIT_ROOT/harness/crash.sh" "$test_kernel" | while read -r line; do record "$line"; done
+	"$NOWAIT_ROOT/harness/crash.sh" "$test_kernel" | while IFS= read -r line; do record "$line"; done
 }
 
 # The standard is no errors and no warnings under --strict; CHECK notes are
@@ -140,8 +143,10 @@ if [ "$skip" -gt 0 ]; then
 	grep '^SKIP' "$results" | sed 's/^SKIP /  /'
 fi
 if [ "$fail" -gt 0 ]; then
+	# Each failed case with the diagnostics tap.awk kept under it.
 	echo "Failed:"
-	grep '^FAIL' "$results" | sed 's/^FAIL /  /'
+	awk '/^FAIL / { keep = 1; print "  " substr($0, 6); next }
+	     /^    / { if (keep) print; next } { keep = 0 }' "$results"
 fi
 say "total wall time: $(($(date +%s) - nowait_t0)) s"
 echo "$pass passed, $fail failed, $skip skipped"
