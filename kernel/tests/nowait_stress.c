@@ -491,12 +491,35 @@ FIXTURE_SETUP(stress)
 	self->path[0] = self->cg[0] = '\0';
 }
 
+/*
+ * The cgroup's memory.events, read by the parent: how often the test hit
+ * memory.max, and whether that came to an OOM kill, which ends the test's
+ * process without a word of its own.
+ */
+static void print_memory_events(const char *cg)
+{
+	char path[300], line[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/memory.events", cg);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	printf("# stress: %s:", path);
+	while (fgets(line, sizeof(line), f))
+		printf(" %.*s", (int)strcspn(line, "\n"), line);
+	printf("\n");
+	fclose(f);
+}
+
 FIXTURE_TEARDOWN_PARENT(stress)
 {
 	if (self->path[0])
 		unlink(self->path);
-	if (self->cg[0])
+	if (self->cg[0]) {
+		print_memory_events(self->cg);
 		rmdir(self->cg);
+	}
 }
 
 static long long now_ms(void)
