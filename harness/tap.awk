@@ -3,8 +3,10 @@
 # A program whose TAP stream stops short of its plan, or that exits with a
 # status other than pass (0) or skip (4, KSFT_SKIP) without reporting a
 # failed case, counts as one more failure: a crash must never look like a pass.
-# A failed case is followed by the diagnostics it printed (its "# " lines, the
-# last 12), indented, so that a summary of failures says why each failed.
+# A failed case is followed by the diagnostics it printed and the kernel's
+# messages meanwhile (its "# " and "[ time]" lines, the last 12), indented, so
+# that a summary of failures says why each failed (an OOM kill says nothing in
+# the test's own output).
 { sub(/\r$/, "") }
 /^nowait-test: begin / { prog = $3; plan = 0; seen = 0; failed = 0; ndiag = 0; next }
 /^nowait-test: end / {
@@ -17,7 +19,7 @@
 prog == "" { next }
 /^1\.\.[0-9]+/ { plan = substr($1, 4) + 0; next }
 /^# +RUN / { ndiag = 0; next }
-/^# / { diag[ndiag++ % 12] = $0; next }
+/^# |^\[ *[0-9]+\.[0-9]+\]/ { diag[ndiag++ % 12] = $0; next }
 /^(not )?ok [0-9]+/ {
 	seen++
 	line = $0
