@@ -30,22 +30,30 @@
  *  - overwrites of pages under writeback never sleep.
  *
  * The fixture "own_fs" makes its own ext4 (struct nowait_loopfs), so that
- * it can freeze it, and shut it down as a crash would (EXT4_IOC_SHUTDOWN
- * without flushing the log) and mount it again:
- *  - an append that ends inside a block already on disk moves the on-disk
- *    size, which a flagged write leaves to a worker; after fsync() or
- *    fdatasync() the new size and data must survive the crash all the same;
- *  - on a frozen filesystem a flagged write is EAGAIN at once, where the
- *    blocking one waits for the thaw (fs/read_write.c:vfs_writev).
+ * it can shut it down as a crash would (EXT4_IOC_SHUTDOWN without flushing
+ * the log) and mount it again: an append that ends inside a block already
+ * on disk moves the on-disk size, which a flagged write leaves to a worker;
+ * after fsync() or fdatasync() the new size and data must survive the crash
+ * all the same.
+ *
+ * The fixture "frozen" makes one to freeze: there a flagged write is EAGAIN
+ * at once, where the blocking one waits for the thaw, whether it comes from
+ * pwritev2() (fs/read_write.c:vfs_writev), aio or io_uring
+ * (include/linux/fs.h:kiocb_start_write), directly or through an overlay
+ * whose upper layer is frozen.
  */
 #include "kselftest_harness.h"
 #include "nowait_test.h"
+#include "nowait_ring.h"
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <linux/aio_abi.h>
 
 #define FILE_PAGES	4
 #define PART_OFF	10	/* the partial write: bytes 10..109 of page 1 */
 #define PART_LEN	100
-#define HEAD		100	/* own_fs: the synced start of the file */
+#define HEAD		100	/* own_fs, frozen: the start of the file, written first */
 #define TAIL		100	/* own_fs: the flagged append after it */
 #define EXT2_INODE_BLOCKS 12	/* fs/ext2/ext2.h: EXT2_NDIR_BLOCKS */
 #define EXT2_PER_BLOCK	1024	/* block numbers in a 4 KiB indirect block */
@@ -483,34 +491,261 @@ TEST_F(own_fs, append_into_a_written_block_survives_fsync)
 }
 
 /*
- * Frozen, the filesystem holds writers until it is thawed: a flagged write
- * gets EAGAIN at once, without sleeping, and changes nothing; thawed, the
- * same flagged write goes through.
+ * A frozen filesystem holds writers until it is thawed, which an
+ * administrator or a snapshot tool decides. A flagged write there must get
+ * EAGAIN at once, through each way a server submits one: pwritev2() (which
+ * took the freeze protection in vfs_writev()), aio's io_submit() and
+ * io_uring (kiocb_start_write()); and the same through an overlay whose
+ * upper layer is frozen (vfs_iter_write() and vfs_iocb_iter_write() on the
+ * upper file). Thawed, the same flagged write goes through.
  */
-TEST_F(own_fs, frozen_filesystem_refuses_flagged_write)
-{
-	unsigned char buf[HEAD];
-	struct stat st;
-	int fd, dfd;
+enum submit { SUBMIT_PWRITEV2, SUBMIT_AIO, SUBMIT_IO_URING };
 
-	fd = open(self->file, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, nowait_write_pattern(fd, 0, HEAD, self->seed));
-	nowait_fill(buf, sizeof(buf), HEAD, self->seed);
+#define THAW_AFTER	10	/* s: the watchdog's thaw, if the write waits */
+
+FIXTURE(frozen) {
+	struct nowait_loopfs fs;
+	char merged[64];	/* the overlay on fs's lower/, upper/, work/ */
+	bool ovl_mounted;
+	aio_context_t aio;
+	struct ring ring;
+	uint32_t seed;
+};
+
+FIXTURE_VARIANT(frozen) {
+	enum submit how;
+};
+
+FIXTURE_VARIANT_ADD(frozen, pwritev2) {
+	.how = SUBMIT_PWRITEV2,
+};
+
+FIXTURE_VARIANT_ADD(frozen, aio) {
+	.how = SUBMIT_AIO,
+};
+
+FIXTURE_VARIANT_ADD(frozen, io_uring) {
+	.how = SUBMIT_IO_URING,
+};
+
+FIXTURE_SETUP(frozen)
+{
+	char why[NOWAIT_WHY_MAX];
+
+	self->merged[0] = '\0';
+	if (!nowait_in_guest())
+		SKIP(return, "guest only: makes a loop device, mounts, freezes");
+	ASSERT_TRUE(nowait_loopfs_make(&self->fs, "ext4-frozen", "ext4",
+				       "mkfs.ext4 -q -F -b 4096", 64 << 20,
+				       why, sizeof(why)))
+		TH_LOG("setup: %s", why);
+	if (variant->how == SUBMIT_AIO)
+		ASSERT_EQ(0, syscall(__NR_io_setup, 1, &self->aio))
+			TH_LOG("setup: io_setup: %s", nowait_errname(errno));
+	if (variant->how == SUBMIT_IO_URING)
+		ASSERT_EQ(0, ring_init(&self->ring))
+			TH_LOG("setup: io_uring_setup: %s", nowait_errname(errno));
+	self->seed = (uint32_t)getpid();
+}
+
+FIXTURE_TEARDOWN_PARENT(frozen)
+{
+	int dfd = self->fs.mounted ? open(self->fs.dir, O_RDONLY | O_CLOEXEC) : -1;
+
+	if (dfd >= 0) {
+		ioctl(dfd, FITHAW, 0);	/* the overlay's umount syncs it */
+		close(dfd);
+	}
+	if (self->ovl_mounted && umount(self->merged))
+		umount2(self->merged, MNT_DETACH);
+	if (self->merged[0])
+		rmdir(self->merged);
+	nowait_loopfs_remove(&self->fs);
+}
+
+/*
+ * One RWF_NOWAIT write of @len bytes at @off, submitted the variant's way
+ * and reaped: the bytes written or -errno. Sets @slept if the task slept,
+ * in the submission or in waiting for its completion.
+ */
+static ssize_t frozen_submit(FIXTURE_DATA(frozen) *self, enum submit how,
+			     int fd, const void *buf, size_t len, off_t off,
+			     bool *slept)
+{
+	struct iocb cb = { 0 }, *cbs[1] = { &cb };
+	struct io_event ev;
+	long before = nowait_nvcsw();
+	ssize_t ret;
+	int res;
+
+	switch (how) {
+	case SUBMIT_AIO:
+		cb.aio_fildes = (__u32)fd;
+		cb.aio_lio_opcode = IOCB_CMD_PWRITE;
+		cb.aio_buf = (uintptr_t)buf;
+		cb.aio_nbytes = len;
+		cb.aio_offset = off;
+		cb.aio_rw_flags = RWF_NOWAIT;
+		if (syscall(__NR_io_submit, self->aio, 1, cbs) != 1)
+			ret = -errno;
+		else if (syscall(__NR_io_getevents, self->aio, 1, 1, &ev,
+				 NULL) != 1)
+			ret = -errno;
+		else
+			ret = (ssize_t)ev.res;
+		break;
+	case SUBMIT_IO_URING:
+		ret = ring_rw(&self->ring, IORING_OP_WRITE, fd, (void *)buf,
+			      (unsigned int)len, off, RWF_NOWAIT);
+		if (!ret)
+			ret = ring_reap(&self->ring, true, &res) ? res : -EIO;
+		break;
+	default:
+		ret = nowait_pwritev2(fd, buf, len, off, RWF_NOWAIT);
+		if (ret < 0)
+			ret = -errno;
+		break;
+	}
+	*slept = nowait_nvcsw() != before;
+	return ret;
+}
+
+/*
+ * Thaw @dir in @seconds from a process of its own, so that a kernel that
+ * waits for the thaw fails the case instead of hanging it.
+ */
+static pid_t thaw_later(const char *dir, int seconds)
+{
+	pid_t pid = fork();
+
+	if (!pid) {
+		int dfd = open(dir, O_RDONLY | O_CLOEXEC);
+
+		sleep((unsigned int)seconds);
+		_exit(dfd >= 0 && !ioctl(dfd, FITHAW, 0) ? 0 : 1);
+	}
+	return pid;
+}
+
+/*
+ * Write @len bytes at @off with flagged writes submitted the variant's way,
+ * retried 1 ms apart while EAGAIN, and the rest of a short one blocking.
+ * None may sleep. Returns the tries the first write took.
+ */
+static int frozen_write_retrying(struct __test_metadata *_metadata,
+				 FIXTURE_DATA(frozen) *self, enum submit how,
+				 int fd, const unsigned char *buf, size_t len,
+				 off_t off)
+{
+	bool slept;
+	ssize_t ret = -EAGAIN;
+	int tries;
+
+	for (tries = 0; tries < NOWAIT_RETRY_MAX && ret == -EAGAIN; tries++) {
+		if (tries)
+			usleep(1000);
+		ret = frozen_submit(self, how, fd, buf, len, off, &slept);
+		EXPECT_FALSE(slept) TH_LOG("a flagged write at %jd slept",
+					   (intmax_t)off);
+	}
+	EXPECT_LT(0, ret) TH_LOG("a flagged write at %jd, %d tries: %s",
+				 (intmax_t)off, tries,
+				 ret < 0 ? nowait_errname((int)-ret) : "0 bytes");
+	if (ret <= 0)
+		return tries;
+	if ((size_t)ret < len)
+		EXPECT_EQ((ssize_t)len - ret,
+			  pwrite(fd, buf + ret, len - (size_t)ret, off + ret));
+	return tries;
+}
+
+/*
+ * @file on the loop filesystem, or on the overlay whose upper layer it is,
+ * gets HEAD bytes by flagged writes, which sets up what they need (through
+ * an overlay, the first asynchronous one has a worker create the completion
+ * workqueue its retry needs: fs/backing-file.c:backing_aio_init_wq). Then
+ * the loop filesystem is frozen, and a flagged write of HEAD more is EAGAIN
+ * at once and writes nothing; thawed, the same flagged write goes through.
+ */
+static void frozen_write(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(frozen) *self, enum submit how,
+			 const char *file)
+{
+	unsigned char buf[2 * HEAD], back[2 * HEAD];
+	struct stat st;
+	bool slept;
+	ssize_t ret;
+	pid_t watchdog;
+	int fd, dfd, tries;
+
+	nowait_fill(buf, sizeof(buf), 0, self->seed);
+	fd = open(file, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	ASSERT_LE(0, fd) TH_LOG("open %s: %s", file, nowait_errname(errno));
+	tries = frozen_write_retrying(_metadata, self, how, fd, buf, HEAD, 0);
+	ksft_print_msg("before the freeze, the first flagged write went through at try %d\n",
+		       tries);
+	ASSERT_EQ(0, fstat(fd, &st));
+	ASSERT_EQ(HEAD, st.st_size);
+
 	dfd = open(self->fs.dir, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, dfd);
 	ASSERT_EQ(0, ioctl(dfd, FIFREEZE, 0))
 		TH_LOG("FIFREEZE: %s", nowait_errname(errno));
-	NOWAIT_ASSERT_ERRNO(NOWAIT_PWRITE(fd, buf, sizeof(buf), HEAD, 0),
-			    EAGAIN);
-	ASSERT_EQ(0, ioctl(dfd, FITHAW, 0));
+	watchdog = thaw_later(self->fs.dir, THAW_AFTER);
+	ASSERT_LT(0, watchdog);
+	ret = frozen_submit(self, how, fd, buf + HEAD, HEAD, HEAD, &slept);
+	kill(watchdog, SIGKILL);
+	waitpid(watchdog, NULL, 0);
+	EXPECT_EQ(0, ioctl(dfd, FITHAW, 0))
+		TH_LOG("the watchdog thawed the filesystem: the flagged write waited %d s for it",
+		       THAW_AFTER);
 	close(dfd);
+	EXPECT_FALSE(slept) TH_LOG("the flagged write to a frozen filesystem slept");
+	EXPECT_EQ(-EAGAIN, ret)
+		TH_LOG("the flagged write to a frozen filesystem returned %zd%s%s",
+		       ret, ret < 0 ? ", " : "",
+		       ret < 0 ? nowait_errname((int)-ret) : "");
 	ASSERT_EQ(0, fstat(fd, &st));
-	ASSERT_EQ(HEAD, st.st_size);
-	NOWAIT_WRITE_RETRYING(fd, buf, sizeof(buf), HEAD, NOWAIT_RETRY_SHORT_OK);
+	ASSERT_EQ(HEAD, st.st_size) TH_LOG("the refused write changed the size");
+
+	tries = frozen_write_retrying(_metadata, self, how, fd, buf + HEAD,
+				      HEAD, HEAD);
+	ksft_print_msg("after the thaw, the flagged write went through at try %d\n",
+		       tries);
 	ASSERT_EQ(0, fstat(fd, &st));
 	ASSERT_EQ(2 * HEAD, st.st_size);
+	NOWAIT_ASSERT_FILE_PATTERN(fd, back, 2 * HEAD, 0, self->seed);
 	close(fd);
+}
+
+TEST_F(frozen, flagged_write_is_eagain_at_once)
+{
+	char file[96];
+
+	snprintf(file, sizeof(file), "%s/log", self->fs.dir);
+	frozen_write(_metadata, self, variant->how, file);
+}
+
+TEST_F(frozen, flagged_overlayfs_write_is_eagain_at_once)
+{
+	static const char *const layer[] = { "lower", "upper", "work" };
+	char path[128], opts[400], file[96];
+
+	for (size_t i = 0; i < sizeof(layer) / sizeof(layer[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", self->fs.dir, layer[i]);
+		ASSERT_EQ(0, mkdir(path, 0700));
+	}
+	snprintf(self->merged, sizeof(self->merged), "/tmp/ovl-frozen.%d",
+		 (int)getpid());
+	ASSERT_EQ(0, mkdir(self->merged, 0700));
+	snprintf(opts, sizeof(opts),
+		 "lowerdir=%s/lower,upperdir=%s/upper,workdir=%s/work",
+		 self->fs.dir, self->fs.dir, self->fs.dir);
+	ASSERT_EQ(0, mount("overlay", self->merged, "overlay", 0, opts))
+		TH_LOG("mount overlay %s: %s", opts, nowait_errname(errno));
+	self->ovl_mounted = true;
+	snprintf(file, sizeof(file), "%s/log", self->merged);
+	frozen_write(_metadata, self, variant->how, file);
 }
 
 TEST_HARNESS_MAIN
