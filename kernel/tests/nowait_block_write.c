@@ -2,13 +2,15 @@
 /*
  * RWF_NOWAIT buffered writes on the filesystems that map or allocate blocks
  * in the write: ext4 (delayed allocation) and ext2, both with 4 KiB blocks
- * on buffer heads, and btrfs, which copies on write. The paths where a
- * flagged write would have slept before the series, and what it does
- * instead (fs/buffer.c:block_write_folio_nowait,
+ * on buffer heads, vfat (512-byte blocks, 4 KiB clusters in the guest),
+ * and btrfs, which copies on write. The paths where a flagged write would
+ * have slept before the series, and what it does instead
+ * (fs/buffer.c:block_write_folio_nowait,
  * fs/ext4/inode.c:ext4_da_write_begin_nowait, fs/ext2/inode.c:
- * ext2_get_block_nowait, fs/btrfs/file.c:btrfs_buffered_write).
+ * ext2_get_block_nowait, fs/fat/inode.c:fat_write_begin_nowait,
+ * fs/btrfs/file.c:btrfs_buffered_write).
  *
- * The fixture "write" uses the guest's ext4, ext2 and btrfs disks:
+ * The fixture "write" uses the guest's ext4, ext2, vfat and btrfs disks:
  *  - a write to part of a page that is not cached fails with EAGAIN, and
  *    the read it needs is queued: the page becomes resident without any
  *    blocking call, and a flagged retry then writes; the same for a page
@@ -16,17 +18,20 @@
  *  - a write of a whole page that is not cached reads nothing;
  *  - after the inode was evicted, the block mappings are not in memory
  *    (ext4's extent status tree; ext2's indirect blocks, past the 12 blocks
- *    the inode maps itself; btrfs's extent maps, whose fs tree leaves may
- *    still be cached): the lookup is queued where it would sleep, and
- *    flagged retries alone get the write done;
+ *    the inode maps itself; vfat's FAT blocks, past the first cluster;
+ *    btrfs's extent maps, whose fs tree leaves may still be cached): the
+ *    lookup is queued where it would sleep, and flagged retries alone get
+ *    the write done;
  *  - a write that starts past EOF: on ext4 EAGAIN (the zeroing of the old
- *    last block needs a journal handle), on btrfs too (the hole extent
- *    needs a transaction), and the blocking retry writes it; ext2 writes
- *    it, and the gap reads as zeros;
+ *    last block needs a journal handle), on vfat too (the gap is zeroed by
+ *    writes of its own), on btrfs too (the hole extent needs a
+ *    transaction), and the blocking retry writes it; ext2 writes it, and
+ *    the gap reads as zeros;
  *  - appends into a new page past EOF, which is zeroed, not read; appends
  *    into new blocks: ext2 allocates them, and a new indirect block past
- *    the first 12 and past the next 1024, from the in-memory bitmap; after
- *    the bitmap was evicted, a worker reads it for the retry;
+ *    the first 12 and past the next 1024, from the in-memory bitmap, and
+ *    vfat a new cluster for each page; after the bitmap (the FAT) was
+ *    evicted, a worker reads it for the retry;
  *  - overwrites of pages under writeback never sleep.
  *
  * The fixture "own_fs" makes its own ext4 (struct nowait_loopfs), so that
@@ -90,6 +95,11 @@ FIXTURE_VARIANT_ADD(write, ext4) {
 
 FIXTURE_VARIANT_ADD(write, ext2) {
 	.fs = NOWAIT_FS_EXT2, .inode_pages = EXT2_INODE_BLOCKS,
+};
+
+/* The first cluster's place is in the directory entry, not in the FAT */
+FIXTURE_VARIANT_ADD(write, vfat) {
+	.fs = NOWAIT_FS_VFAT, .inode_pages = 1, .past_eof_errno = EAGAIN,
 };
 
 FIXTURE_VARIANT_ADD(write, btrfs) {

@@ -78,7 +78,8 @@ struct row {
  * A NOWAIT buffered write: xfs writes it (@x: what it returns), its times
  * updated without a transaction (fs/inode.c:file_modified_flags with
  * S_NOWAIT), and so do ext4 (fs/ext4/inode.c:ext4_da_write_begin_nowait),
- * ext2 (fs/buffer.c:block_write_begin_nowait) and tmpfs
+ * ext2 (fs/buffer.c:block_write_begin_nowait), vfat
+ * (fs/fat/inode.c:fat_write_begin_nowait) and tmpfs
  * (mm/shmem.c:shmem_write_begin), which declare FOP_BUFFER_WASYNC, and
  * overlayfs, whose upper layer is ext4 here; btrfs sets the times in memory
  * and copies on write with reservations that do not flush
@@ -86,7 +87,7 @@ struct row {
  * FMODE_NOWAIT nor FOP_BUFFER_WASYNC (include/linux/fs.h:
  * kiocb_set_rw_flags).
  */
-#define WN(x) "ext4,ext2,xfs,tmpfs,ovl,btrfs=" x " *=EOPNOTSUPP"
+#define WN(x) "ext4,ext2,vfat,xfs,tmpfs,ovl,btrfs=" x " *=EOPNOTSUPP"
 
 /* noinline: the compiler must not see the bad arguments the rows pass */
 /*
