@@ -22,6 +22,13 @@ pkgs=(
 	# client, and libcephfs's Python binding for its read/write check
 	ceph-mon ceph-mgr ceph-osd ceph-mds ceph-common python3-cephfs
 )
+# make regress's i386 LTP links libaio in statically (harness/regress-suites.sh):
+# Debian's i386 package, through multiarch.
+pkgs+=(libaio-dev:i386)
+if ! dpkg --print-foreign-architectures | grep -qx i386; then
+	say "packages: adding the i386 architecture (libaio-dev:i386)"
+	dpkg --add-architecture i386
+fi
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

@@ -110,16 +110,23 @@ build_ltp() {
 	local -a conf=(--prefix="$dest")
 	# Configured as a cross build: a host kernel without IA32 emulation cannot
 	# run configure's i386 test programs.
-	[ "$abi" = i386 ] && conf+=(--host=i686-linux-gnu --build=x86_64-linux-gnu "CC=gcc -m32"
-		CFLAGS=-m32 LDFLAGS=-m32 PKG_CONFIG_LIBDIR=/usr/lib/i386-linux-gnu/pkgconfig)
+	# libaio (io_submit*) is linked in statically: -L names a folder that
+	# holds only the i386 libaio.a of libaio-dev:i386 (harness/deps.sh), so
+	# the guest needs no i386 libaio of its own.
+	local aio32=$src/ltp-libaio-i386
+	if [ "$abi" = i386 ]; then
+		mkdir -p "$aio32" && ln -sf /usr/lib/i386-linux-gnu/libaio.a "$aio32/libaio.a"
+		conf+=(--host=i686-linux-gnu --build=x86_64-linux-gnu "CC=gcc -m32"
+			CFLAGS=-m32 "LDFLAGS=-m32 -L$aio32" PKG_CONFIG_LIBDIR=/usr/lib/i386-linux-gnu/pkgconfig)
+	fi
 	[ "$(cat "$dest/.built" 2>/dev/null)" = "$lsum" ] && return 0
-	if [ ! -e "$tree/.configured" ]; then
+	if [ "$(cat "$tree/.configured" 2>/dev/null)" != "${conf[*]}" ]; then
 		rm -rf "$tree" && cp -a "$ltpsrc" "$tree"
 		apply_series ltp "$tree" || return 1
 		say "suites: configuring LTP for $abi"
 		(cd "$tree" && nice -n 19 make autotools && nice -n 19 ./configure "${conf[@]}") >"$tree/configure.log" 2>&1 ||
 			{ tail -n 20 "$tree/configure.log" >&2; return 1; }
-		touch "$tree/.configured"
+		echo "${conf[*]}" >"$tree/.configured"
 	fi
 	apply_series ltp "$tree" || return 1
 	say "suites: building LTP ($abi): lib and $(echo $LTP_DIRS | wc -w) syscall directories"

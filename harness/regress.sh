@@ -86,7 +86,7 @@ ltp32=$(awk '$1 == "ltp32" {print $2}' <<<"$suitelist")
 # The guest's job files: the fstests selection per filesystem and LTP's runtest lines.
 jobdir=$out/job
 regress_job_dir "$jobdir"
-for tier in 1 2; do
+for tier in 1 2 3; do
 	for fs in $fslist; do
 		if [ -z "$tests" ]; then
 			"$NOWAIT_ROOT/harness/regress/fstests-select.sh" "$fs" $tier

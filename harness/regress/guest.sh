@@ -81,7 +81,7 @@ run_fstests() {
 	cd /opt/suites/xfstests || return 3
 	TESTDEV=$(dev_of test) SCRATCHDEV=$(dev_of scratch) || { echo "regress: no test/scratch disks"; return 3; }
 	mkdir -p /mnt/test /mnt/scratch
-	for tier in 1 2; do
+	for tier in 1 2 3; do
 	for fs in $fslist; do
 		tests=$(sed 's/#.*//' "$R/fstests.$tier.$fs" 2>/dev/null | tr -s ' \n' ' ')
 		[ -n "${tests// /}" ] || continue
