@@ -126,7 +126,7 @@ suitesimg=$NOWAIT_CACHE/regress/suites-$key.img
 	[ -z "$ltp32" ] || cp -a "$ltp32" "$stage/ltp32"
 	cp -a "$jobdir" "$stage/regress"
 	rm -f "$NOWAIT_CACHE"/regress/suites-*.img
-	nice -n 19 mkfs.ext4 -q -F -L regress-suites -d "$stage" "$suitesimg.tmp" 2G
+	nice -n 19 mkfs.ext4 -q -F -L regress-suites -d "$stage" "$suitesimg.tmp" 2G >&2
 	mv "$suitesimg.tmp" "$suitesimg"
 	rm -rf "$stage"
 )

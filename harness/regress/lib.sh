@@ -18,7 +18,7 @@ regress_root_image() {
 		[ ! -e "$img" ] || exit 0
 		say "image: writing $img"
 		rm -f "$NOWAIT_CACHE"/regress/root-*.img
-		nice -n 19 mkfs.ext4 -q -F -L regress-root -d "$rootfs" "$img.tmp" 4G
+		nice -n 19 mkfs.ext4 -q -F -L regress-root -d "$rootfs" "$img.tmp" 4G >&2
 		debugfs -w -R "write $NOWAIT_ROOT/harness/regress/init /usr/sbin/regress-init" "$img.tmp" >/dev/null
 		debugfs -w -R "sif /usr/sbin/regress-init mode 0100755" "$img.tmp" >/dev/null
 		mv "$img.tmp" "$img"
