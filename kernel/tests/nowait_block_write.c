@@ -3,14 +3,16 @@
  * RWF_NOWAIT buffered writes on the filesystems that map or allocate blocks
  * in the write: ext4 (delayed allocation) and ext2, both with 4 KiB blocks
  * on buffer heads, vfat (512-byte blocks, 4 KiB clusters in the guest),
- * and btrfs, which copies on write. The paths where a flagged write would
- * have slept before the series, and what it does instead
- * (fs/buffer.c:block_write_folio_nowait,
+ * exfat (512-byte blocks, 32 KiB clusters) and btrfs, which copies on
+ * write. The paths where a flagged write would have slept before the
+ * series, and what it does instead (fs/buffer.c:block_write_folio_nowait,
  * fs/ext4/inode.c:ext4_da_write_begin_nowait, fs/ext2/inode.c:
  * ext2_get_block_nowait, fs/fat/inode.c:fat_write_begin_nowait,
+ * fs/exfat/inode.c:exfat_write_begin_nowait,
  * fs/btrfs/file.c:btrfs_buffered_write).
  *
- * The fixture "write" uses the guest's ext4, ext2, vfat and btrfs disks:
+ * The fixture "write" uses the guest's ext4, ext2, vfat, exfat and btrfs
+ * disks:
  *  - a write to part of a page that is not cached fails with EAGAIN, and
  *    the read it needs is queued: the page becomes resident without any
  *    blocking call, and a flagged retry then writes; the same for a page
@@ -23,15 +25,19 @@
  *    lookup is queued where it would sleep, and flagged retries alone get
  *    the write done;
  *  - a write that starts past EOF: on ext4 EAGAIN (the zeroing of the old
- *    last block needs a journal handle), on vfat too (the gap is zeroed by
- *    writes of its own), on btrfs too (the hole extent needs a
+ *    last block needs a journal handle), on vfat and exfat too (the gap is
+ *    zeroed by writes of its own), on btrfs too (the hole extent needs a
  *    transaction), and the blocking retry writes it; ext2 writes it, and
  *    the gap reads as zeros;
  *  - appends into a new page past EOF, which is zeroed, not read; appends
  *    into new blocks: ext2 allocates them, and a new indirect block past
  *    the first 12 and past the next 1024, from the in-memory bitmap, and
- *    vfat a new cluster for each page; after the bitmap (the FAT) was
- *    evicted, a worker reads it for the retry;
+ *    vfat a new cluster for each page, exfat one for every eight (into a
+ *    FAT chain once the next cluster is taken, which a worker writes);
+ *    after the bitmap (the FAT) was evicted, a worker reads it for the
+ *    retry;
+ *  - a write into a hole of exfat, past valid_size: EAGAIN, and a worker
+ *    zeroes up to it, as a blocking write would first;
  *  - overwrites of pages under writeback never sleep.
  *
  * The fixture "own_fs" makes its own ext4 (struct nowait_loopfs), so that
@@ -100,6 +106,16 @@ FIXTURE_VARIANT_ADD(write, ext2) {
 /* The first cluster's place is in the directory entry, not in the FAT */
 FIXTURE_VARIANT_ADD(write, vfat) {
 	.fs = NOWAIT_FS_VFAT, .inode_pages = 1, .past_eof_errno = EAGAIN,
+};
+
+/*
+ * A contiguous exfat file is mapped without the FAT (ALLOC_NO_FAT_CHAIN),
+ * and its 32 KiB clusters leave room past EOF for the appends of the
+ * evicted cases, so these may go through at once.
+ */
+FIXTURE_VARIANT_ADD(write, exfat) {
+	.fs = NOWAIT_FS_EXFAT, .past_eof_errno = EAGAIN,
+	.evicted_may_write = true,
 };
 
 FIXTURE_VARIANT_ADD(write, btrfs) {
@@ -355,7 +371,8 @@ TEST_F(write, appends_into_a_new_page)
  * Two pages of hole after the data, made by ftruncate() and synced, then
  * evicted: 100 bytes into the first page of the hole are EAGAIN, the page
  * is read (as zeros) by a worker, and the retry writes; the rest of the
- * page still reads as zeros.
+ * page still reads as zeros. On exfat the hole lies past valid_size, and
+ * the worker writes the zeros up to the write instead.
  */
 TEST_F(write, partial_write_into_an_evicted_hole)
 {

@@ -1013,9 +1013,8 @@ static inline void nowait_loopfs_remove(struct nowait_loopfs *fs)
  *   its upper file, on ext4 or on tmpfs in the guest;
  * - btrfs writes it: it sets the times in memory, and copies on write with
  *   space reserved without flushing (nowait_block_write has its EAGAINs);
- * - vfat writes it (FOP_BUFFER_WASYNC): it maps blocks from FAT blocks in
- *   memory and allocates a cluster without sleeping;
- * - exfat has no FMODE_NOWAIT or FOP_BUFFER_WASYNC: EOPNOTSUPP.
+ * - vfat and exfat write it (FOP_BUFFER_WASYNC): they map blocks from FAT
+ *   blocks in memory and allocate a cluster without sleeping.
  */
 static inline int nowait_buffered_write_errno(const struct nowait_fs *fs)
 {
@@ -1026,6 +1025,7 @@ static inline int nowait_buffered_write_errno(const struct nowait_fs *fs)
 	case BTRFS_SUPER_MAGIC:
 	case EXT4_SUPER_MAGIC:	/* and ext2's */
 	case MSDOS_SUPER_MAGIC:
+	case EXFAT_SUPER_MAGIC:
 		return 0;
 	default:
 		return EOPNOTSUPP;

@@ -49,8 +49,8 @@ FIXTURE_VARIANT_ADD(write, ovl_tmpfs) {
  * The same for an aligned O_DIRECT overwrite of written blocks: ext4 and
  * xfs take it; btrfs refuses it with EAGAIN, since the write copies on
  * write and allocates (fs/btrfs/file.c:btrfs_write_check); and
- * FOP_BUFFER_WASYNC admits buffered writes only, so tmpfs, overlayfs, ext2
- * and vfat refuse it. By type: ext2 has ext4's magic.
+ * FOP_BUFFER_WASYNC admits buffered writes only, so tmpfs, overlayfs, ext2,
+ * vfat and exfat refuse it. By type: ext2 has ext4's magic.
  */
 static int direct_errno(const struct nowait_fs *fs)
 {
@@ -59,7 +59,8 @@ static int direct_errno(const struct nowait_fs *fs)
 	if (fs->magic == BTRFS_SUPER_MAGIC)
 		return EAGAIN;
 	if (fs->magic == TMPFS_MAGIC || fs->magic == OVERLAYFS_SUPER_MAGIC ||
-	    fs->magic == MSDOS_SUPER_MAGIC || !strcmp(fs->type, "ext2"))
+	    fs->magic == MSDOS_SUPER_MAGIC || fs->magic == EXFAT_SUPER_MAGIC ||
+	    !strcmp(fs->type, "ext2"))
 		return EOPNOTSUPP;
 	return nowait_buffered_write_errno(fs);
 }

@@ -75,19 +75,19 @@ struct row {
 };
 
 /*
- * A NOWAIT buffered write: xfs writes it (@x: what it returns), its times
- * updated without a transaction (fs/inode.c:file_modified_flags with
- * S_NOWAIT), and so do ext4 (fs/ext4/inode.c:ext4_da_write_begin_nowait),
- * ext2 (fs/buffer.c:block_write_begin_nowait), vfat
- * (fs/fat/inode.c:fat_write_begin_nowait) and tmpfs
+ * A NOWAIT buffered write is written on every filesystem here: xfs, its
+ * times updated without a transaction (fs/inode.c:file_modified_flags with
+ * S_NOWAIT), and ext4 (fs/ext4/inode.c:ext4_da_write_begin_nowait), ext2
+ * (fs/buffer.c:block_write_begin_nowait), vfat
+ * (fs/fat/inode.c:fat_write_begin_nowait), exfat
+ * (fs/exfat/inode.c:exfat_write_begin_nowait) and tmpfs
  * (mm/shmem.c:shmem_write_begin), which declare FOP_BUFFER_WASYNC, and
  * overlayfs, whose upper layer is ext4 here; btrfs sets the times in memory
  * and copies on write with reservations that do not flush
- * (fs/btrfs/file.c:btrfs_buffered_write); the rest have neither
- * FMODE_NOWAIT nor FOP_BUFFER_WASYNC (include/linux/fs.h:
- * kiocb_set_rw_flags).
+ * (fs/btrfs/file.c:btrfs_buffered_write). Before the series only xfs and
+ * btrfs took the flag (FMODE_NOWAIT, include/linux/fs.h:kiocb_set_rw_flags),
+ * and refused the write with EAGAIN.
  */
-#define WN(x) "ext4,ext2,vfat,xfs,tmpfs,ovl,btrfs=" x " *=EOPNOTSUPP"
 
 /* noinline: the compiler must not see the bad arguments the rows pass */
 /*
@@ -580,12 +580,12 @@ enum { ROWS(ROW_ENUM) NROWS };
 
 static const struct row rows[NROWS] = {
 	[ROW_plain] = { "plain", run_plain, false,
-		{ "4096", "4096", "4096", WN("4096") },
+		{ "4096", "4096", "4096", "4096" },
 		"4096 bytes at offset 0 of a cached 8192-byte file; NOWAIT "
 		"reads on tmpfs, vfat, exfat, ext2, ovl are the series' "
 		"FOP_BUFFER_RNOWAIT (include/linux/fs.h:kiocb_buffered_read_nowait)" },
 	[ROW_at_eof] = { "at_eof", run_at_eof, false,
-		{ "0", "0", "4096", WN("4096") },
+		{ "0", "0", "4096", "4096" },
 		"offset 8192 (EOF) and EOF + 1 MiB, where no page is cached: "
 		"mm/filemap.c:filemap_read checks i_size before it looks for "
 		"pages, so a flagged read is 0, not EAGAIN, and queues no "
@@ -611,7 +611,7 @@ static const struct row rows[NROWS] = {
 	[ROW_iovlen_overflow] = { "iovlen_overflow", run_iovlen_overflow, false,
 		{ "x86_64=EFAULT i386=8192", "x86_64=EFAULT i386=8192",
 		  "x86_64=EFAULT btrfs=EFAULT i386=8192",
-		  "x86_64=EFAULT btrfs=EFAULT " WN("8192") },
+		  "x86_64=EFAULT btrfs=EFAULT i386=8192" },
 		"{SSIZE_MAX, 1}: lib/iov_iter.c:__import_iovec, access_ok() "
 		"fails on x86_64; for i386 the total is cut to MAX_RW_COUNT, "
 		"the read ends at EOF, the write at the guard page (btrfs "
@@ -623,12 +623,12 @@ static const struct row rows[NROWS] = {
 		{ "EFAULT", "EFAULT", "EFAULT", "EFAULT" },
 		"iov on an unmapped page, iovcnt 2: lib/iov_iter.c:copy_iovec_from_user" },
 	[ROW_buf_unmapped] = { "buf_unmapped", run_buf_unmapped, false,
-		{ "EFAULT", "EFAULT", "EFAULT", WN("EFAULT") },
+		{ "EFAULT", "EFAULT", "EFAULT", "EFAULT" },
 		"the copy faults: mm/filemap.c:filemap_read, "
 		"mm/shmem.c:shmem_file_read_iter, mm/filemap.c:generic_perform_write; "
 		"a NOWAIT write is refused before the copy" },
 	[ROW_buf_readonly] = { "buf_readonly", run_buf_readonly, false,
-		{ "EFAULT", "EFAULT", "4096", WN("4096") },
+		{ "EFAULT", "EFAULT", "4096", "4096" },
 		"a PROT_READ page: reads fault in the copy (mm/filemap.c:filemap_read), "
 		"writes only read it" },
 	[ROW_offset_negative] = { "offset_negative", run_offset_negative, false,
@@ -684,7 +684,7 @@ static const struct row rows[NROWS] = {
 		"O_DIRECT at offset 1, evicted file: as odirect_buf, but xfs "
 		"checks the sector alignment first (fs/xfs/xfs_file.c:xfs_file_dio_write)" },
 	[ROW_shared_pos] = { "shared_pos", run_shared_pos, false,
-		{ "65536", "65536", "65536", WN("65536") },
+		{ "65536", "65536", "65536", "65536" },
 		"two threads, one fd, offset -1, 512-byte records of a cached "
 		"64 KiB file: fdget_pos() serialises f_pos (fs/file.c), every "
 		"call moves a whole record, each record once, f_pos ends at the total" },
