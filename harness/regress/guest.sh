@@ -83,7 +83,10 @@ run_fstests() {
 	# the /dev/mapper nodes of the dm-flakey tests itself (generic/790), or
 	# their mounts find none; and every dmsetup call warns "Kernel not
 	# configured for semaphores" on stderr, into the test's output, which a
-	# wrapper on PATH (where fstests finds dmsetup) leaves out.
+	# wrapper on PATH (where fstests finds dmsetup) leaves out. The wrapper
+	# also turns each node into the symlink to ../dm-N that udev would make:
+	# fstests finds a device's sysfs directory (xfs's error settings in
+	# /sys/fs/xfs/dm-N) by the name the symlink resolves to.
 	export DM_DISABLE_UDEV=1
 	mkdir -p /run/regress-bin
 	cat >/run/regress-bin/dmsetup <<-EOF
@@ -93,6 +96,11 @@ run_fstests() {
 		rc=\$?
 		grep -v 'Kernel not configured for semaphores' "\$err" >&2
 		rm -f "\$err"
+		for node in /dev/mapper/*; do
+			[ -b "\$node" ] && [ ! -L "\$node" ] || continue
+			dm=\$(basename "\$(readlink -f /sys/dev/block/\$(stat -c %Hr:%Lr "\$node"))")
+			[ -b "/dev/\$dm" ] && ln -sf "../\$dm" "\$node"
+		done
 		exit \$rc
 	EOF
 	chmod +x /run/regress-bin/dmsetup
