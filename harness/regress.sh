@@ -5,8 +5,8 @@
 # build/regress/regress.json.
 #
 #   harness/regress.sh [--stock BZIMAGE] [--patched BZIMAGE] [--debug] [--suites "ltp fstests"]
-#                      [--fs "tmpfs overlay ext4 ..."] [--budget SECONDS] [--jobs N]
-#                      [--tests "generic/788 generic/789 preadv204"]
+#                      [--fs "tmpfs overlay ext4 ..."] [--tiers "1 2 3"] [--budget SECONDS]
+#                      [--jobs N] [--tests "generic/788 generic/789 preadv204"]
 #
 # Kernels not given are built (harness/kernel.sh [--stock]), so that the run
 # works from a fresh clone. --debug (make regress-debug): both trees with the
@@ -14,16 +14,19 @@
 # build/regress-debug/; no cost measurement (a debug kernel's instruction
 # counts say nothing about the shipped one), and a kernel splat on the
 # patched kernel that stock does not have fails the run.
-# --budget: guest seconds each boot may spend on its suite (default 2700);
-# tests it does not reach are reported as not reached, never as passed.
+# --tiers: the tiers of harness/regress/fstests-select.sh to run (default
+# "1 2", about 90 minutes of fstests on an idle host; tier 3 adds about an
+# hour). --budget: guest seconds each boot may spend on its suite (default
+# 5400, which both suites' default selections fit in); tests it does not
+# reach are reported as not reached, never as passed.
 # --boots "stock-ltp ...": run only these boots (e.g. one that failed), keep
 # the others' results, and make the tables from all of them.
 # --tests LIST runs just these tests instead of the selections: NAME/NNN
 # names an fstests test (run on every filesystem of --fs), anything else an
 # LTP runtest line (preadv204); the suites are those the list names, unless
 # --suites says otherwise.
-# --jobs N runs up to N boots at once (2: the two kernels side by side, the same
-# selection in the same window; 4: both suites too).
+# --jobs N runs up to N boots at once (default 2: the two kernels side by
+# side, the same selection in the same window; 4: both suites too).
 # After the suites, harness/cost.sh measures the same two kernels' unflagged
 # path in instructions (issue 12, item 6), and its table and JSON go to
 # build/regress/cost.{md,json}; --no-cost leaves it out.
@@ -34,20 +37,21 @@ set -euo pipefail
 stock="" patched="" debug=""
 suites="ltp fstests"
 fslist="tmpfs overlay ext4 xfs btrfs vfat exfat"
-budget=2700 jobs=1 boots="" cost=1 tests="" suites_given=0
+tiers="1 2" budget=5400 jobs=2 boots="" cost=1 tests="" suites_given=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--stock) stock=$2; shift ;;
 	--patched) patched=$2; shift ;;
 	--suites) suites=$2; suites_given=1; shift ;;
 	--fs) fslist=$2; shift ;;
+	--tiers) tiers=$2; shift ;;
 	--budget) budget=$2; shift ;;
 	--jobs) jobs=$2; shift ;;
 	--boots) boots=$2; shift ;;
 	--no-cost) cost=0 ;;
 	--debug) debug=debug cost=0 ;;
 	--tests) tests=$(tr ',' ' ' <<<"$2"); shift ;;
-	*) die "usage: $0 [--stock K] [--patched K] [--debug] [--suites S] [--fs F] [--budget S] [--jobs N] [--boots 'LABEL-SUITE ...'] [--tests 'TEST ...'] [--no-cost]" ;;
+	*) die "usage: $0 [--stock K] [--patched K] [--debug] [--suites S] [--fs F] [--tiers T] [--budget S] [--jobs N] [--boots 'LABEL-SUITE ...'] [--tests 'TEST ...'] [--no-cost]" ;;
 	esac
 	shift
 done
@@ -88,10 +92,10 @@ jobdir=$out/job
 regress_job_dir "$jobdir"
 for tier in 1 2 3; do
 	for fs in $fslist; do
-		if [ -z "$tests" ]; then
+		if [ -n "$tests" ]; then
+			[ $tier != 1 ] || for t in $fst_tests; do echo "$t # --tests"; done
+		elif [[ " $tiers " == *" $tier "* ]]; then
 			"$NOWAIT_ROOT/harness/regress/fstests-select.sh" "$fs" $tier
-		elif [ $tier = 1 ]; then
-			for t in $fst_tests; do echo "$t # --tests"; done
 		fi >"$jobdir/fstests.$tier.$fs"
 	done
 done
