@@ -75,12 +75,6 @@ if [ "${NOWAIT_ICOUNT:-0}" = 1 ]; then
 fi
 mem=${NOWAIT_MEM:-2048} smp=${NOWAIT_SMP:-2}
 say "boot: $(basename "$(dirname "$kernel")") kernel, job $job, $accel${icount[*]:+ ${icount[*]}}, $smp vCPU(s), ${mem} MiB, timeout ${limit}s, console in $log"
-# no5lvl: -cpu max offers LA57, and while identify_cpu() has cleared
-# boot_cpu_data's capabilities, KASAN's bounds follow pgtable_l5_enabled()
-# down to 4 levels and take a 5-level address that an interrupt touches
-# for a wild access: a false report at 0.004 s of boot, stock kernel too
-# (seen in crash.sh's first boot and in make regress-debug). The series
-# has nothing to do with page-table levels.
 run_qemu() {
 	rc=0
 	timeout -k 10 "$limit" "${netns[@]}" qemu-system-x86_64 \
@@ -89,7 +83,7 @@ run_qemu() {
 		-serial "file:$log" \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-kernel "$kernel" -initrd "$initramfs" \
-		-append "console=ttyS0 loglevel=5 panic=-1 no5lvl nowait.job=$job $ceph_append ${NOWAIT_APPEND:-}" \
+		-append "console=ttyS0 loglevel=5 panic=-1 $NOWAIT_GUEST_ARGS nowait.job=$job $ceph_append ${NOWAIT_APPEND:-}" \
 		"${drives[@]}" "${net[@]}" </dev/null || rc=$?
 }
 

@@ -92,7 +92,7 @@ regress_boot() {
 			-display none -monitor none -no-reboot -serial "file:$dir/console.log" \
 			-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 			-kernel "$dir/bzImage" \
-			-append "console=ttyS0 loglevel=4 panic=-1 no_timer_check acpi=noirq no5lvl root=/dev/vda rw rootfstype=ext4 init=/usr/sbin/regress-init regress.budget=$budget $append" \
+			-append "console=ttyS0 loglevel=4 panic=-1 no_timer_check acpi=noirq $NOWAIT_GUEST_ARGS root=/dev/vda rw rootfstype=ext4 init=/usr/sbin/regress-init regress.budget=$budget $append" \
 			"${drives[@]}" </dev/null &
 		local qemu=$!
 		regress_autogroup_nice "$qemu"
@@ -102,8 +102,7 @@ regress_boot() {
 		# machine's _PRT is an AML loop that the guest ran for every PCI
 		# device; a KASAN kernel with two more guests on the host hit
 		# ACPI's 30-second loop timeout on each, and never reached init.
-		# The MP table and the PIIX router route PCI interrupts instead.
-		# no5lvl: as in harness/boot.sh, KASAN's false report at boot.)
+		# The MP table and the PIIX router route PCI interrupts instead.)
 		local waited=0
 		while kill -0 "$qemu" 2>/dev/null && ! grep -aq '^regress: init at' "$dir/console.log" 2>/dev/null; do
 			sleep 10
