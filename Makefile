@@ -1,7 +1,7 @@
 # nowait: a kernel patch series for RWF_NOWAIT, the harness that proves it,
 # and libnowait.  `make demo` and `make check` are the two commands in README.md.
 
-.PHONY: all demo demo-stock check check-debug check-debug-long kernel kernel-debug compare cost fuzz series-check against-v1
+.PHONY: all demo demo-stock check check-debug check-debug-long kernel kernel-debug compare cost fuzz series-check against-v1 against-v2
 all: lib
 
 # Build the patched kernel, boot it in QEMU, print the capability table.
@@ -46,9 +46,10 @@ fuzz:
 series-check:
 	harness/series-check.sh
 
-# The tests of the v2 review's findings on series v1, where they must fail.
-against-v1:
-	harness/against-v1.sh
+# The tests of a review's findings on the series before its fixes, where
+# they must fail: the v2 review's on v1, the v3 review's on v2.
+against-v1 against-v2:
+	harness/against.sh $(@:against-%=%)
 
 kernel:
 	harness/kernel.sh

@@ -237,28 +237,6 @@ static int ksmbd_start(void)
 	return wait_listening(SMB_PORT, true, 10000) ? 0 : -1;
 }
 
-/* Start a nowait-fused of the case's own; its pid, or -1. */
-static pid_t fuse_start(const char *src, const char *mnt, const char *opts)
-{
-	char cmd[512], pidfile[96], line[32];
-	FILE *f;
-
-	snprintf(pidfile, sizeof(pidfile), "%s.pid", mnt);
-	snprintf(cmd, sizeof(cmd),
-		 "nowait-fused --attr-timeout " FUSE_ATTR_S " --pidfile %s %s %s %s",
-		 pidfile, opts, src, mnt);
-	if (run(cmd))
-		return -1;
-	f = fopen(pidfile, "re");
-	if (!f)
-		return -1;
-	if (!fgets(line, sizeof(line), f))
-		line[0] = '\0';
-	fclose(f);
-	unlink(pidfile);
-	return (pid_t)atoi(line) > 0 ? (pid_t)atoi(line) : -1;
-}
-
 /*
  * Wait for a process that is not our child to have exited: gone, or a
  * zombie that its new parent has not reaped yet (its files are closed).
@@ -304,8 +282,8 @@ FIXTURE_SETUP(netfs)
 			TH_LOG("setup: mkdir %s: %s", self->fusesrc,
 			       nowait_errname(errno));
 		ASSERT_EQ(0, mkdir(self->fusemnt, 0755));
-		self->daemon = fuse_start(self->fusesrc, self->fusemnt,
-					  "--auto-inval-data");
+		self->daemon = nowait_fused_start(self->fusesrc, self->fusemnt,
+						  FUSE_ATTR_S, "--auto-inval-data");
 		ASSERT_LT(0, self->daemon) TH_LOG("setup: nowait-fused did not start");
 		NEED_MOUNT(self->fusemnt, variant->type);
 		snprintf(dir, sizeof(dir), "%s", self->fusemnt);
@@ -528,7 +506,8 @@ TEST_F(netfs, uncached_open_refuses_with_eopnotsupp)
 
 		snprintf(mnt, sizeof(mnt), "%s-dio", self->fusemnt);
 		ASSERT_EQ(0, mkdir(mnt, 0755));
-		pid = fuse_start(self->fusesrc, mnt, "--direct-io");
+		pid = nowait_fused_start(self->fusesrc, mnt, FUSE_ATTR_S,
+					 "--direct-io");
 		ASSERT_LT(0, pid) TH_LOG("setup: nowait-fused --direct-io did not start");
 		snprintf(path, sizeof(path), "%s/%s", mnt,
 			 strrchr(self->client, '/') + 1);

@@ -927,6 +927,38 @@ static inline void nowait_loop_detach(int n)
 }
 
 /*
+ * Start a nowait-fused (tools/) of the case's own, showing @src on @mnt, with
+ * attributes cached for @attr_timeout seconds and @opts; its pid, or -1.
+ * The command returns once the mount answers.
+ */
+static inline pid_t nowait_fused_start(const char *src, const char *mnt,
+				       const char *attr_timeout,
+				       const char *opts)
+{
+	char cmd[512], pidfile[96], line[32];
+	pid_t pid;
+	FILE *f;
+	int st;
+
+	snprintf(pidfile, sizeof(pidfile), "%s.pid", mnt);
+	snprintf(cmd, sizeof(cmd),
+		 "nowait-fused --attr-timeout %s --pidfile %s %s %s %s",
+		 attr_timeout, pidfile, opts, src, mnt);
+	st = system(cmd);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		return -1;
+	f = fopen(pidfile, "re");
+	if (!f)
+		return -1;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = '\0';
+	fclose(f);
+	unlink(pidfile);
+	pid = (pid_t)atoi(line);
+	return pid > 0 ? pid : -1;
+}
+
+/*
  * A filesystem of a case's own, for cases that mount it again, freeze it or
  * shut it down: made by @mkfs (a command, before the device) on a loop
  * device over an image of @size bytes in /tmp, and mounted as @type on
