@@ -20,6 +20,17 @@
  *
  * Where a filesystem refuses a flagged write (EOPNOTSUPP, EAGAIN), the
  * check is that the refusal left the file as it was.
+ *
+ * With the deferred-time worker skipped (ext4, xfs, btrfs): a flagged write
+ * leaves its mtime (and ext4 its on-disk size) for a worker to log, and that
+ * worker is best effort. failslab (fault injection, for this task only)
+ * fails the worker's allocation, so it is skipped, while a flagged
+ * overwrite and a flagged append inside the last block of a file, both of
+ * cached data, succeed; a control file gets the same writes blocking.
+ * Nothing syncs either file: `write` lets the flusher write their data back
+ * (dirty data expires after 1 s) and waits for the journal to commit, then
+ * the guest crashes. `check` wants the flagged file's data, size and mtime
+ * no worse than the control's: where the control's survived, so must its.
  */
 #include "nowait_test.h"
 
@@ -32,6 +43,13 @@
 #define UNSYNCED_MTIME_NS	(60 * 1000000000LL)
 #define EXPECT_NAME	"nowait-crash.expect"
 #define DATA_NAME	"nowait-crash.data"
+#define SKIPPED_NAME	"nowait-crash.skipped"	/* the worker skipped */
+#define CONTROL_NAME	"nowait-crash.control"	/* the same, blocking */
+#define SMALL		1000	/* bytes in the files before the writes */
+#define OVERWRITE	100	/* bytes overwritten at offset 0 */
+/* Time for the flusher (1 s expiry) and a journal commit (5 s) */
+#define SETTLE_S	8
+#define FAILSLAB	"/sys/kernel/debug/failslab"
 
 struct record {
 	int buffered;		/* bytes written, or -errno */
@@ -66,6 +84,94 @@ static int flagged(int fd, const void *buf, size_t len, off_t off)
 	ssize_t r = nowait_pwritev2(fd, buf, len, off, RWF_NOWAIT);
 
 	return r < 0 ? -errno : (int)r;
+}
+
+/* Fail this task's allocations that cannot sleep, or stop; false if not possible. */
+static bool fail_nowait_allocs(bool on)
+{
+	static const char *const setup[][2] = {
+		{ FAILSLAB "/probability", "100" }, { FAILSLAB "/interval", "1" },
+		{ FAILSLAB "/times", "-1" }, { FAILSLAB "/task-filter", "Y" },
+		{ FAILSLAB "/ignore-gfp-wait", "Y" }, { FAILSLAB "/verbose", "0" },
+	};
+
+	if (on) {
+		if (access(FAILSLAB, F_OK))
+			mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+		for (size_t i = 0; i < sizeof(setup) / sizeof(setup[0]); i++)
+			if (!nowait_write_file(setup[i][0], setup[i][1]))
+				return false;
+	}
+	return nowait_write_file("/proc/thread-self/make-it-fail", on ? "1" : "0");
+}
+
+/* Whether @dir is a filesystem whose flagged writes defer their times */
+static bool defers_times(const char *dir)
+{
+	struct statfs sf;
+
+	if (statfs(dir, &sf))
+		return false;
+	switch ((uint32_t)sf.f_type) {
+	case EXT4_SUPER_MAGIC:
+	case XFS_SUPER_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* A file of SMALL bytes of the old pattern, synced, its mtime a day back. */
+static int small_file(const char *dir, const char *name)
+{
+	struct timespec ts[2] = { { 0, UTIME_OMIT }, { 0, 0 } };
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	clock_gettime(CLOCK_REALTIME, &ts[1]);
+	ts[1].tv_sec -= 24 * 3600;
+	if (fd < 0 || nowait_write_pattern(fd, 0, SMALL, SEED_OLD) ||
+	    futimens(fd, ts) || fsync(fd))
+		die("setup %s", path);
+	return fd;
+}
+
+/*
+ * The skipped-worker case: returns the line `check` reads, "OVERWRITE
+ * APPEND" (bytes or -errno) of the flagged writes under failslab.
+ */
+static void write_skipped(const char *dir, char *line, size_t len)
+{
+	unsigned char buf[SMALL];
+	int fd, cfd, over, app;
+
+	fd = small_file(dir, SKIPPED_NAME);
+	cfd = small_file(dir, CONTROL_NAME);
+	sync_dir(dir);
+	/* Both pages cached, as a logger's last page is */
+	if (pread(fd, buf, SMALL, 0) != SMALL || pread(cfd, buf, SMALL, 0) != SMALL)
+		die("read back %s", dir);
+
+	if (!fail_nowait_allocs(true))
+		die("failslab (CONFIG_FAILSLAB, debugfs)");
+	nowait_fill(buf, OVERWRITE, 0, SEED_NEW);
+	over = flagged(fd, buf, OVERWRITE, 0);
+	nowait_fill(buf, SMALL, SMALL, SEED_NEW);
+	app = flagged(fd, buf, SMALL, SMALL);
+	fail_nowait_allocs(false);
+
+	nowait_fill(buf, OVERWRITE, 0, SEED_NEW);
+	if (pwrite(cfd, buf, OVERWRITE, 0) != OVERWRITE)
+		die("control overwrite");
+	nowait_fill(buf, SMALL, SMALL, SEED_NEW);
+	if (pwrite(cfd, buf, SMALL, SMALL) != SMALL)
+		die("control append");
+	close(cfd);
+	close(fd);
+	snprintf(line, len, "%d %d", over, app);
 }
 
 static void write_dir(const char *dir)
@@ -113,6 +219,12 @@ static void write_dir(const char *dir)
 	efd = open(expect, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	snprintf(line, sizeof(line), "%d %d %lld %ld\n", rec.buffered,
 		 rec.direct, rec.mtime_sec, rec.mtime_nsec);
+	if (defers_times(dir)) {
+		size_t n = strlen(line);
+
+		write_skipped(dir, line + n, sizeof(line) - n - 1);
+		strcat(line, "\n");
+	}
 	if (efd < 0 || write(efd, line, strlen(line)) != (ssize_t)strlen(line) ||
 	    fsync(efd))
 		die("write %s", expect);
@@ -238,6 +350,67 @@ static bool check_dir(const char *dir)
 	return ok;
 }
 
+/* The second line of @dir's record, the skipped-worker case's, or false */
+static bool skipped_record(const char *dir, int *over, int *app)
+{
+	char expect[PATH_MAX], line[256];
+	bool found = false;
+	FILE *f;
+
+	snprintf(expect, sizeof(expect), "%s/" EXPECT_NAME, dir);
+	f = fopen(expect, "r");
+	if (!f)
+		return false;
+	if (fgets(line, sizeof(line), f) && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%d %d", over, app) == 2;
+	fclose(f);
+	return found;
+}
+
+/* Size and mtime of @name in @dir, and whether its data is the new writes' */
+static bool small_state(const char *dir, const char *name, struct stat *st,
+			bool *data_new)
+{
+	unsigned char buf[2 * SMALL];
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, st))
+		return false;
+	n = pread(fd, buf, sizeof(buf), 0);
+	close(fd);
+	/* New: the overwrite at 0 and, as far as the size goes, the append */
+	*data_new = n >= OVERWRITE &&
+		    nowait_mismatch(buf, OVERWRITE, 0, SEED_NEW) < 0 &&
+		    (n <= SMALL ||
+		     nowait_mismatch(buf + SMALL, n - SMALL, SMALL, SEED_NEW) < 0);
+	return true;
+}
+
+static bool check_skipped(const char *dir, int over, int app)
+{
+	struct stat fst, cst;
+	bool fnew, cnew, ok;
+
+	if (over != OVERWRITE || app != SMALL)
+		return report(false, dir, "worker skipped: the flagged writes under failslab got %d and %d, not %d and %d: the case stalled nothing",
+			      over, app, OVERWRITE, SMALL);
+	if (!small_state(dir, SKIPPED_NAME, &fst, &fnew) ||
+	    !small_state(dir, CONTROL_NAME, &cst, &cnew))
+		return report(false, dir, "worker skipped: a file is unreadable (%s)",
+			      strerror(errno));
+	/* No worse than the control: what it kept, the flagged file keeps */
+	ok = (fst.st_size >= cst.st_size) && (fnew || !cnew) &&
+	     (fst.st_mtim.tv_sec > cst.st_mtim.tv_sec - 2);
+	return report(ok, dir, "worker skipped: flagged file size %jd, mtime %lld, data %s; blocking control size %jd, mtime %lld, data %s",
+		      (intmax_t)fst.st_size, (long long)fst.st_mtim.tv_sec,
+		      fnew ? "new" : "old", (intmax_t)cst.st_size,
+		      (long long)cst.st_mtim.tv_sec, cnew ? "new" : "old");
+}
+
 int main(int argc, char **argv)
 {
 	bool ok = true;
@@ -247,12 +420,24 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(argv[1], "write")) {
+		/* Data written back by the flusher 1 s after it was dirtied */
+		if (!nowait_write_file("/proc/sys/vm/dirty_expire_centisecs", "100") ||
+		    !nowait_write_file("/proc/sys/vm/dirty_writeback_centisecs", "100"))
+			die("writeback sysctls");
 		for (int i = 2; i < argc; i++)
 			write_dir(argv[i]);
+		sleep(SETTLE_S);
 		return 0;
 	}
-	printf("1..%d\n", 2 * (argc - 2));
+	int cases = 0, over, app;
+
 	for (int i = 2; i < argc; i++)
+		cases += 2 + skipped_record(argv[i], &over, &app);
+	printf("1..%d\n", cases);
+	for (int i = 2; i < argc; i++) {
 		ok &= check_dir(argv[i]);
+		if (skipped_record(argv[i], &over, &app))
+			ok &= check_skipped(argv[i], over, app);
+	}
 	return ok ? 0 : 1;
 }
