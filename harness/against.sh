@@ -27,12 +27,13 @@ v1)
 	;;
 v2)
 	old=a913378	# "harness: the guests' shared kernel arguments...": the last of v2
-	tests='nowait_alloc*+nowait_isolation*'
+	tests='nowait_alloc*+nowait_isolation*+nowait_block_write*'
 	cases="isolation.healthy_fuse_read_beside_a_stopped_daemon
 		isolation.unrelated_umount_beside_a_stopped_daemon
 		nearfull.ext4.flagged_appends_never_sleep
 		fatsearch.flagged_append_gets_past_full_fat_blocks
-		exfatend.flagged_append_at_the_end_of_the_volume"
+		exfatend.flagged_append_at_the_end_of_the_volume
+		iomap.partial_write_of_an_evicted_page_gets_through"
 	;;
 *) die "usage: $0 v1|v2" ;;
 esac

@@ -40,6 +40,10 @@
  *    zeroes up to it, as a blocking write would first;
  *  - overwrites of pages under writeback never sleep.
  *
+ * The fixture "iomap" takes xfs's partial write of an evicted page: flagged
+ * retries alone must get it through (fs/iomap/buffered-io.c queues the
+ * page's read).
+ *
  * The fixture "own_fs" makes its own ext4 (struct nowait_loopfs), so that
  * it can shut it down as a crash would (EXT4_IOC_SHUTDOWN without flushing
  * the log) and mount it again: an append that ends inside a block already
@@ -436,6 +440,46 @@ TEST_F(write, overwrite_under_writeback_never_sleeps)
 	NOWAIT_WRITE_RETRYING(self->f.fd, self->buf, len, 0, 0);
 	NOWAIT_ASSERT_FILE_PATTERN(self->f.fd, self->back, len, 0,
 				   self->f.seed + 1);
+}
+
+/*
+ * xfs (iomap): a flagged write to part of an evicted page added the page to
+ * the cache and failed, and nothing read it (readahead skips cached pages),
+ * so flagged retries alone never got through, where ext4's did. Now the
+ * page's read is queued, and the retries get through.
+ */
+FIXTURE(iomap) {
+	struct nowait_tfile f;
+	unsigned char buf[PART_LEN];
+};
+
+FIXTURE_SETUP(iomap)
+{
+	NOWAIT_TFILE_SETUP(&self->f, &(struct nowait_fs)NOWAIT_FS_XFS,
+			   (off_t)(FILE_PAGES * nowait_page()));
+	ASSERT_EQ(0, syncfs(self->f.fd));
+	nowait_fill(self->buf, PART_LEN, nowait_page() + PART_OFF, self->f.seed + 1);
+}
+
+FIXTURE_TEARDOWN_PARENT(iomap)
+{
+	nowait_tfile_remove(&self->f);
+}
+
+TEST_F(iomap, partial_write_of_an_evicted_page_gets_through)
+{
+	const off_t off = (off_t)nowait_page() + PART_OFF;
+	unsigned char back[PART_LEN];
+	int eagains;
+
+	NOWAIT_EVICT(self->f.fd);
+	NOWAIT_ASSERT_RESIDENCY(self->f.fd, "....");
+	eagains = NOWAIT_WRITE_RETRYING(self->f.fd, self->buf, PART_LEN, off, 0);
+	TH_LOG("written after %d EAGAIN", eagains);
+	ASSERT_EQ(PART_LEN, pread(self->f.fd, back, PART_LEN, off));
+	ASSERT_EQ(0, memcmp(back, self->buf, PART_LEN));
+	NOWAIT_ASSERT_FILE_PATTERN(self->f.fd, back, PART_OFF, nowait_page(),
+				   self->f.seed);
 }
 
 FIXTURE(own_fs) {
