@@ -169,7 +169,7 @@ struct nowait_stats {
 };
 
 int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp);
-void nowait_destroy(struct nowait_ctx *ctx);
+int nowait_destroy(struct nowait_ctx *ctx);	/* 1.2: int, was void */
 int nowait_fd(const struct nowait_ctx *ctx);
 int nowait_reap(struct nowait_ctx *ctx, struct nowait_req **reqs, int max);
 
