@@ -56,9 +56,20 @@ enum { EV_LISTEN = 1, EV_COMPLETIONS, EV_SIGNAL };
 struct config {
 	const char *root, *bind, *cert, *key, *log, *probe_root;
 	enum mode mode;
-	unsigned port, max_conns, idle_timeout_s, threads;
+	unsigned port, max_conns, idle_timeout_s, header_timeout_s, max_per_addr, threads;
 	size_t chunk;
 };
+
+/* Live connections per peer address (IPv4 in IPv6's mapped form). */
+#define PEER_BUCKETS 1024
+struct peer {
+	struct peer *next;
+	unsigned char addr[16];
+	unsigned conns;
+};
+
+/* A header that is not complete a second after it began is a slow one. */
+#define SLOW_HEADER_NS 1000000000u
 
 struct server {
 	struct config cfg;
@@ -70,6 +81,11 @@ struct server {
 	/* Live connections, least recently active first: the idle sweep and
 	 * the eviction at the connection cap look at the front only. */
 	struct conn *lru_first, *lru_last;
+	/* Connections whose request header is incomplete, oldest first (all
+	 * have the same deadline after their start): the header deadline and
+	 * the eviction of slow requests look at the front only. */
+	struct conn *hdr_first, *hdr_last;
+	struct peer *peers[PEER_BUCKETS];
 	/* io_uring completions reaped while another connection ran. */
 	struct conn *ready;
 	/* Closed connections, freed after the epoll batch, which may still
@@ -78,7 +94,7 @@ struct server {
 	unsigned conns;
 	size_t reads_in_flight;
 	uint64_t now_ns, last_sweep_ns;
-	uint64_t requests, reads_inline, reads_queued, evictions, refused;
+	uint64_t requests, reads_inline, reads_queued, evictions, refused, header_timeouts;
 };
 
 /* What the per-request log line records. */
@@ -93,7 +109,11 @@ struct conn {
 	int fd;
 	SSL *ssl;
 	struct conn *lru_prev, *lru_next, *ready_next, *dead_next;
+	struct conn *hdr_prev, *hdr_next;
+	struct peer *peer;
 	uint64_t active_ns;
+	uint64_t header_ns;	/* when the incomplete header (or TLS handshake) began */
+	bool in_header;		/* on the hdr list */
 	bool closed;		/* socket gone, struct waits for its read to complete */
 	bool responding, close_after;
 	bool lingering;		/* answered, write side shut, reading to EOF */
@@ -168,6 +188,79 @@ static void lru_append(struct server *s, struct conn *c)
 	s->lru_last = c;
 }
 
+/* The request header began: its deadline runs from now, whatever the bytes do. */
+static void header_begin(struct conn *c)
+{
+	struct server *s = c->srv;
+
+	if (c->in_header)
+		return;
+	c->in_header = true;
+	c->header_ns = s->now_ns;
+	c->hdr_next = NULL;
+	c->hdr_prev = s->hdr_last;
+	*(s->hdr_last ? &s->hdr_last->hdr_next : &s->hdr_first) = c;
+	s->hdr_last = c;
+}
+
+static void header_end(struct conn *c)
+{
+	struct server *s = c->srv;
+
+	if (!c->in_header)
+		return;
+	c->in_header = false;
+	*(c->hdr_prev ? &c->hdr_prev->hdr_next : &s->hdr_first) = c->hdr_next;
+	*(c->hdr_next ? &c->hdr_next->hdr_prev : &s->hdr_last) = c->hdr_prev;
+	c->hdr_prev = c->hdr_next = NULL;
+}
+
+/* The peer's entry with one more connection, or NULL at its limit (or out of memory). */
+static struct peer *peer_take(struct server *s, const struct sockaddr_storage *sa)
+{
+	unsigned char addr[16] = { 0 };
+	unsigned h = 0;
+	struct peer **link, *p;
+
+	if (sa->ss_family == AF_INET6) {
+		memcpy(addr, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	} else {
+		addr[10] = addr[11] = 0xff;
+		memcpy(addr + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	}
+	for (int i = 0; i < 16; i++)
+		h = h * 31 + addr[i];
+	link = &s->peers[h % PEER_BUCKETS];
+	for (p = *link; p && memcmp(p->addr, addr, 16); p = p->next)
+		;
+	if (!p) {
+		if (!(p = calloc(1, sizeof(*p))))
+			return NULL;
+		memcpy(p->addr, addr, 16);
+		p->next = *link;
+		*link = p;
+	}
+	if (p->conns >= s->cfg.max_per_addr)
+		return NULL;
+	p->conns++;
+	return p;
+}
+
+static void peer_put(struct server *s, struct peer *p)
+{
+	struct peer **link;
+	unsigned h = 0;
+
+	if (--p->conns)
+		return;
+	for (int i = 0; i < 16; i++)
+		h = h * 31 + p->addr[i];
+	for (link = &s->peers[h % PEER_BUCKETS]; *link != p; link = &(*link)->next)
+		;
+	*link = p->next;
+	free(p);
+}
+
 static void mark_active(struct conn *c)
 {
 	c->active_ns = c->srv->now_ns;
@@ -215,6 +308,8 @@ static void conn_close(struct conn *c)
 	close(c->fd);
 	c->closed = true;
 	lru_unlink(s, c);
+	header_end(c);
+	peer_put(s, c->peer);
 	s->conns--;
 	if (!c->read_in_flight)
 		bury(c);
@@ -338,11 +433,14 @@ static int range_cached(int fd, uint64_t first, uint64_t len)
 
 /* Opens path below the directory dirfd (the root): RESOLVE_BENEATH refuses
  * ".." and symbolic links (absolute or relative) that lead out, and magic
- * links, in the kernel, so there is no window between a check and the open. */
+ * links, in the kernel, so there is no window between a check and the open.
+ * O_NONBLOCK: opening a FIFO must not wait for a writer (the loop would
+ * stop for every client); the caller refuses what is not a regular file
+ * and clears the flag on what it serves. */
 static int open_beneath(int dirfd, const char *path)
 {
 	struct open_how how = {
-		.flags = O_RDONLY | O_CLOEXEC | O_NOATIME,
+		.flags = O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK,
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
 	};
 	int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
@@ -371,7 +469,12 @@ static void begin_response(struct conn *c, const struct http_request *req)
 				 errno == ENAMETOOLONG ? 414 : 500, head_only, "");
 		return;
 	}
-	if (fstat(c->file_fd, &st) || !S_ISREG(st.st_mode)) {
+	/* Before any read: a FIFO, device or socket is never read. O_NONBLOCK
+	 * off again: io_uring would fail a cold read of the file with EAGAIN. */
+	int fl = fcntl(c->file_fd, F_GETFL);
+
+	if (fstat(c->file_fd, &st) || !S_ISREG(st.st_mode) || fl < 0 ||
+	    fcntl(c->file_fd, F_SETFL, fl & ~O_NONBLOCK)) {
 		end_body(c);
 		respond_error(c, 404, head_only, "");
 		return;
@@ -580,6 +683,10 @@ static void conn_run(struct conn *c)
 		size_t used = 0;
 		int status = http_parse(c->in, c->in_len, IN_CAP, &req, &used);
 
+		if (status == 0 && c->in_len)
+			header_begin(c);
+		if (status != 0)
+			header_end(c);
 		if (status == 0) {
 			r = sock_recv(c);
 			if (r == IO_AGAIN)
@@ -670,10 +777,16 @@ static void run_ready(struct server *s)
 
 /* ---- accepting and timing out -------------------------------------------- */
 
-/* At the cap, the least recently active connection that waits for a
- * request makes room: an idle flood cannot lock newcomers out. */
+/* At the cap, the oldest slow request header makes room, else the least
+ * recently active connection that waits for a request: neither an idle
+ * flood nor clients that send a byte now and then lock newcomers out. */
 static bool make_room(struct server *s)
 {
+	if (s->hdr_first && s->now_ns - s->hdr_first->header_ns >= SLOW_HEADER_NS) {
+		s->evictions++;
+		conn_close(s->hdr_first);
+		return true;
+	}
 	for (struct conn *c = s->lru_first; c; c = c->lru_next) {
 		if (!c->responding && c->in_len == 0) {
 			s->evictions++;
@@ -687,11 +800,18 @@ static bool make_room(struct server *s)
 static void accept_all(struct server *s)
 {
 	for (;;) {
-		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), one = 1;
+		struct sockaddr_storage sa;
+		socklen_t salen = sizeof(sa);
+		int fd = accept4(s->listen_fd, (struct sockaddr *)&sa, &salen,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC), one = 1;
+		struct peer *peer;
 
 		if (fd < 0)
 			return;	/* EAGAIN; descriptors cannot run out, see setup() */
-		if (s->conns >= s->cfg.max_conns && !make_room(s)) {
+		if (!(peer = peer_take(s, &sa)) ||
+		    (s->conns >= s->cfg.max_conns && !make_room(s))) {
+			if (peer)
+				peer_put(s, peer);
 			s->refused++;
 			close(fd);
 			continue;
@@ -699,9 +819,11 @@ static void accept_all(struct server *s)
 		struct conn *c = calloc(1, sizeof(*c));
 
 		if (!c) {
+			peer_put(s, peer);
 			close(fd);
 			continue;
 		}
+		c->peer = peer;
 		c->srv = s;
 		c->fd = fd;
 		c->file_fd = -1;
@@ -711,6 +833,7 @@ static void accept_all(struct server *s)
 			c->ssl = SSL_new(s->tls);
 			if (!c->ssl || !SSL_set_fd(c->ssl, fd)) {
 				SSL_free(c->ssl);
+				peer_put(s, peer);
 				free(c);
 				close(fd);
 				continue;
@@ -720,6 +843,7 @@ static void accept_all(struct server *s)
 		s->conns++;
 		c->active_ns = s->now_ns;
 		lru_append(s, c);
+		header_begin(c);	/* the TLS handshake and the first request */
 		struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
 					  .data.ptr = c };
 
@@ -732,10 +856,16 @@ static void accept_all(struct server *s)
 static void sweep_idle(struct server *s)
 {
 	uint64_t limit = (uint64_t)s->cfg.idle_timeout_s * 1000000000u;
+	uint64_t header_limit = (uint64_t)s->cfg.header_timeout_s * 1000000000u;
 
 	s->last_sweep_ns = s->now_ns;
 	while (s->lru_first && s->now_ns - s->lru_first->active_ns >= limit)
 		conn_close(s->lru_first);
+	/* The whole header within its deadline, however steadily its bytes come. */
+	while (s->hdr_first && s->now_ns - s->hdr_first->header_ns >= header_limit) {
+		s->header_timeouts++;
+		conn_close(s->hdr_first);
+	}
 }
 
 /* ---- setup --------------------------------------------------------------- */
@@ -863,9 +993,9 @@ static void shutdown_server(struct server *s)
 	getrusage(RUSAGE_SELF, &ru);
 	fprintf(stderr, "nowait-serve: mode=%s requests=%" PRIu64 " reads_inline=%" PRIu64
 		" reads_queued=%" PRIu64 " evictions=%" PRIu64 " refused=%" PRIu64
-		" cpu_user_s=%.3f cpu_sys_s=%.3f\n",
+		" header_timeouts=%" PRIu64 " cpu_user_s=%.3f cpu_sys_s=%.3f\n",
 		mode_names[s->cfg.mode], s->requests, s->reads_inline, s->reads_queued, s->evictions,
-		s->refused, ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+		s->refused, s->header_timeouts, ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
 		ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
 	if (s->nowait)
 		nowait_destroy(s->nowait);
@@ -929,7 +1059,10 @@ static void usage(void)
 	      "  --threads N         libnowait pool threads (default 4)\n"
 	      "  --chunk BYTES       bytes per file read (default 65536)\n"
 	      "  --max-conns N       connection cap (default 1024)\n"
-	      "  --idle-timeout S    close connections without progress for S seconds (default 30)\n",
+	      "  --idle-timeout S    close connections without progress for S seconds (default 30)\n"
+	      "  --header-timeout S  the whole request header (and TLS handshake) within S\n"
+	      "                      seconds of its first byte, or the connection is closed (10)\n"
+	      "  --max-per-addr N    connections from one client address at once (default 256)\n",
 	      stderr);
 	exit(2);
 }
@@ -959,11 +1092,14 @@ int main(int argc, char **argv)
 		{ "chunk", required_argument, NULL, 'C' },
 		{ "max-conns", required_argument, NULL, 'M' },
 		{ "idle-timeout", required_argument, NULL, 'i' },
+		{ "header-timeout", required_argument, NULL, 'H' },
+		{ "max-per-addr", required_argument, NULL, 'A' },
 		{ 0 }
 	};
 	struct server s = {
 		.cfg = { .bind = "127.0.0.1", .mode = MODE_ADAPTIVE, .port = 8080, .max_conns = 1024,
-			 .idle_timeout_s = 30, .threads = 4, .chunk = 65536 },
+			 .idle_timeout_s = 30, .header_timeout_s = 10, .max_per_addr = 256,
+			 .threads = 4, .chunk = 65536 },
 	};
 	int o;
 
@@ -980,6 +1116,8 @@ int main(int argc, char **argv)
 		case 'C': s.cfg.chunk = parse_unsigned(optarg, 4096, 1u << 24); break;
 		case 'M': s.cfg.max_conns = parse_unsigned(optarg, 1, 1u << 20); break;
 		case 'i': s.cfg.idle_timeout_s = parse_unsigned(optarg, 1, 86400); break;
+		case 'H': s.cfg.header_timeout_s = parse_unsigned(optarg, 1, 86400); break;
+		case 'A': s.cfg.max_per_addr = parse_unsigned(optarg, 1, 1u << 20); break;
 		case 'm': {
 			unsigned m = 0;
 

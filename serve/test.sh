@@ -314,6 +314,111 @@ if start_server adaptive https --max-conns 3; then
 	check "max-conns 3: clean exit" stop_server
 fi
 
+# ---- hostile clients ----
+# A FIFO under the root: asking for it must not stop the server (an open
+# that waits for a writer, or a read that waits for data, in the loop).
+fifo_does_not_freeze() {
+	local pid ok=0
+	mkfifo "$root/fifo" || return 1
+	curl "${curl_opts[@]}" --max-time 20 -o /dev/null "$base/fifo" &
+	pid=$!
+	sleep 0.5
+	[ "$(curl "${curl_opts[@]}" --max-time 10 "$base/f65536" | sha)" = "${want[f65536]}" ] &&
+		[ "$(status_of "$base/fifo" --max-time 10)" = 404 ] && ok=1
+	# A server stuck in open(2) would stay stuck: give it a writer.
+	[ $ok = 1 ] || timeout 2 sh -c ": >'$root/fifo'"
+	wait "$pid"
+	rm -f "$root/fifo"
+	[ $ok = 1 ]
+}
+if start_server adaptive https; then
+	check "fifo under the root: 404, and another client is served meanwhile" fifo_does_not_freeze
+	check "fifo: clean exit" stop_server
+else
+	check "fifo: server starts" false
+fi
+
+# Clients that send a byte of a request now and then (slowloris), each for
+# at most SECONDS: started in the background, their pids in slow_pids.
+slow_clients() {	# COUNT SECONDS
+	local i
+	slow_pids=()
+	for i in $(seq "$1"); do
+		(
+			exec 3<>"/dev/tcp/127.0.0.1/$port" || exit 0
+			# Under TLS: a handshake record of 512 bytes, then its bytes slowly.
+			[ "$scheme" = https ] && printf '\026\003\001\002\000' >&3
+			for _ in $(seq "$2"); do
+				printf G >&3 2>/dev/null || exit 0
+				sleep 1
+			done
+		) &
+		slow_pids+=($!)
+	done
+}
+
+# At the cap, slow partial requests make room for a newcomer.
+slowloris_does_not_lock_out() {
+	local ok=0
+	slow_clients 12 15
+	sleep 3
+	[ "$(curl "${curl_opts[@]}" --max-time 10 "$base/f65536" | sha)" = "${want[f65536]}" ] && ok=1
+	kill "${slow_pids[@]}" 2>/dev/null
+	wait "${slow_pids[@]}" 2>/dev/null
+	[ $ok = 1 ]
+}
+for scheme in http https; do
+	if start_server adaptive "$scheme" --max-conns 8 --idle-timeout 60; then
+		check "$scheme max-conns 8: twelve slowloris clients do not lock out a client" slowloris_does_not_lock_out
+		check "$scheme slowloris: clean exit" stop_server
+	else
+		check "$scheme slowloris: server starts" false
+	fi
+done
+
+# A header that keeps trickling in is closed at its deadline, not kept by
+# every new byte as the idle timeout would be.
+header_deadline_closes() {
+	local start=$SECONDS rc
+	exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
+	( for _ in $(seq 30); do printf G >&3 2>/dev/null || exit 0; sleep 1; done ) &
+	local writer=$!
+	timeout 25 cat <&3 >/dev/null	# returns at EOF, when the server closed it
+	rc=$?
+	kill "$writer" 2>/dev/null
+	wait "$writer" 2>/dev/null
+	exec 3>&-
+	[ $rc -eq 0 ] && [ $((SECONDS - start)) -le 20 ]
+}
+if start_server adaptive http --header-timeout 3 --idle-timeout 60; then
+	check "header-timeout 3: a header sent a byte a second is closed" header_deadline_closes
+	check "header-timeout: clean exit" stop_server
+else
+	check "header-timeout: server starts" false
+fi
+
+# Connections from one address are limited; another address is served.
+per_address_limit() {
+	local fds=() i fd ok=1
+	for i in 1 2 3 4 5 6; do
+		exec {fd}<>"/dev/tcp/127.0.0.1/$port" || return 1
+		fds+=("$fd")
+	done
+	sleep 0.5
+	[ "$(curl "${curl_opts[@]}" --max-time 10 --interface 127.0.0.2 "$base/f65536" | sha)" = "${want[f65536]}" ] ||
+		{ echo "# 127.0.0.2 not served" >&2; ok=0; }
+	curl "${curl_opts[@]}" --max-time 10 -o /dev/null "$base/f1" &&
+		{ echo "# a fifth connection from 127.0.0.1 was served" >&2; ok=0; }
+	for fd in "${fds[@]}"; do exec {fd}>&-; done
+	[ $ok = 1 ]
+}
+if start_server adaptive http --max-per-addr 4 --max-conns 100; then
+	check "max-per-addr 4: a fifth connection refused, another address served" per_address_limit
+	check "max-per-addr: clean exit" stop_server
+else
+	check "max-per-addr: server starts" false
+fi
+
 # --probe-root: the log's cached column comes from the same path below
 # another directory (overlayfs' lower layer in the benchmark): 1 for a file
 # read there just before, -1 for one that is not there. The log is read
