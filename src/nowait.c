@@ -51,6 +51,21 @@ enum {
 	ST_DONE,		/* on the done queue (ctx lock) */
 };
 
+/*
+ * Changes are made under the locks named above; reads that are not under
+ * them (a second submission, which must not race with the library's own
+ * change) are atomic, as are the changes, so no access is a data race.
+ */
+static void set_state(struct nowait_req *req, int state)
+{
+	__atomic_store_n(&req->state, state, __ATOMIC_RELEASE);
+}
+
+static int get_state(const struct nowait_req *req)
+{
+	return __atomic_load_n(&req->state, __ATOMIC_ACQUIRE);
+}
+
 /* nowait_file.magic: a registered file, and one nowait_file_close() closed. */
 #define FILE_OPEN 0x6e77f11eu
 #define FILE_CLOSED 0x6e77deadu
@@ -259,7 +274,7 @@ static bool finish(struct nowait_ctx *ctx, struct nowait_req *req)
 {
 	bool first = !ctx->done.head;
 
-	req->state = ST_DONE;
+	set_state(req, ST_DONE);
 	push(&ctx->done, req);
 	return first;
 }
@@ -411,7 +426,7 @@ static struct nowait_req *take(struct nowait_pool *pool)
 		return NULL;
 	pool->streak = !bg && pool->q[NOWAIT_CLASS_BACKGROUND].head ? pool->streak + 1 : 0;
 	pool->queued--;
-	req->state = ST_RUNNING;
+	set_state(req, ST_RUNNING);
 	return req;
 }
 
@@ -520,7 +535,7 @@ static bool pool_push(struct nowait_pool *pool, struct nowait_req *req, int cls)
 	ok = pool->nthreads > 0;
 	if (ok) {
 		push(&pool->q[cls], req);
-		req->state = ST_QUEUED;
+		set_state(req, ST_QUEUED);
 		pool->queued++;
 		pthread_cond_signal(&pool->wake);
 	}
@@ -547,7 +562,7 @@ static int ring_submit(struct nowait_ctx *ctx, struct nowait_req *req)
 	else
 		io_uring_prep_readv(sqe, req->file->fd, iov, cnt, offset_at(req, req->done));
 	io_uring_sqe_set_data(sqe, req);
-	req->state = ST_RUNNING;
+	set_state(req, ST_RUNNING);
 	ctx->ring_inflight++;
 	io_uring_submit(&ctx->ring);
 	return 0;
@@ -715,7 +730,7 @@ static int ring_cancel(struct nowait_ctx *ctx, struct nowait_req *req)
 	 * not reaped, and ring_reap() resubmitted the rest: ask once more. A
 	 * buffered read waiting for its pages is not found either: it runs.
 	 */
-	for (int tries = 0; tries < 2 && req->state == ST_RUNNING; tries++) {
+	for (int tries = 0; tries < 2 && get_state(req) == ST_RUNNING; tries++) {
 		struct io_uring_sqe *sqe = io_uring_get_sqe(&ctx->ring);
 
 		if (!sqe) {
@@ -739,7 +754,7 @@ static int ring_cancel(struct nowait_ctx *ctx, struct nowait_req *req)
 		if (ctx->cancel_res != -ENOENT)
 			return -EBUSY;
 	}
-	return req->state == ST_RUNNING ? -EBUSY : -EALREADY;
+	return get_state(req) == ST_RUNNING ? -EBUSY : -EALREADY;
 }
 
 /*
@@ -794,7 +809,7 @@ static void service(struct nowait_ctx *ctx, struct nowait_file *f)
 	while ((req = f->sq.head)) {
 		bool done;
 
-		req->state = ST_STREAM_BUSY;
+		set_state(req, ST_STREAM_BUSY);
 		pthread_mutex_unlock(&ctx->lock);
 		done = stream_read(ctx, f, req);
 		pthread_mutex_lock(&ctx->lock);
@@ -803,7 +818,7 @@ static void service(struct nowait_ctx *ctx, struct nowait_file *f)
 			int err = arm(ctx, f);
 
 			if (!err) {
-				req->state = ST_STREAM;
+				set_state(req, ST_STREAM);
 				return;
 			}
 			req->res = err;	/* without the arm, it would never be woken */
@@ -962,7 +977,7 @@ static void pool_drop(struct nowait_pool *pool, struct queue *q, struct nowait_c
 	for (; req; req = req->next) {
 		if (req->file->ctx == ctx) {
 			req->res = -ECANCELED;
-			req->state = ST_IDLE;
+			set_state(req, ST_IDLE);
 			pool->queued--;
 			if (prev)
 				prev->next = req->next;
@@ -1027,17 +1042,17 @@ static void teardown(struct nowait_ctx *ctx)
 		/* Writes still waiting for an earlier overlapping one never started. */
 		for (req = f->writes; req; req = req->wnext) {
 			req->res = -ECANCELED;
-			req->state = ST_IDLE;
+			set_state(req, ST_IDLE);
 		}
 		/* Stream reads still waiting for data: destroy never waits for a peer. */
 		while ((req = pop(&f->sq))) {
 			req->res = -ECANCELED;
-			req->state = ST_IDLE;
+			set_state(req, ST_IDLE);
 		}
 	}
 	/* Completed but never reaped: free for the caller to submit again. */
 	while ((req = pop(&ctx->done)))
-		req->state = ST_IDLE;
+		set_state(req, ST_IDLE);
 	free_files(ctx);
 	if (ctx->uring)
 		io_uring_queue_exit(&ctx->ring);
@@ -1260,7 +1275,7 @@ int nowait_reap(struct nowait_ctx *ctx, struct nowait_req **reqs, int max)
 	if (ctx->uring)
 		ring_reap(ctx);
 	while (n < max && (reqs[n] = pop(&ctx->done))) {
-		reqs[n]->state = ST_IDLE;
+		set_state(reqs[n], ST_IDLE);
 		n++;
 	}
 	more = ctx->done.head;
@@ -1525,7 +1540,7 @@ static ssize_t queue(struct nowait_file *f, struct nowait_req *req, int why)
 	pthread_mutex_lock(&ctx->lock);
 	if (f->stream) {
 		/* Behind its file's earlier reads; the first is tried at once. */
-		req->state = ST_STREAM;
+		set_state(req, ST_STREAM);
 		if (!f->sq.head)
 			wake = todo_add(ctx, f);
 		push(&f->sq, req);
@@ -1572,7 +1587,7 @@ static int prepare(struct nowait_file *f, struct nowait_req *req, const struct i
 	req->done = 0;
 	req->eperm = false;
 	req->write = write;
-	req->state = ST_IDLE;
+	set_state(req, ST_IDLE);
 	return 0;
 }
 
@@ -1670,7 +1685,7 @@ static ssize_t queue_write(struct nowait_file *f, struct nowait_req *req)
 	*tail = req;
 	atomic_fetch_add(&f->nwrites, 1);
 	if (req->blockers)
-		req->state = ST_BLOCKED;
+		set_state(req, ST_BLOCKED);
 	else
 		dispatch(ctx, req);
 	pthread_mutex_unlock(&ctx->lock);
@@ -1752,7 +1767,7 @@ static const struct iovec *single(struct nowait_req *req, const void *buf, size_
  */
 static bool in_library(const struct nowait_req *req)
 {
-	switch (req->state) {
+	switch (get_state(req)) {
 	case ST_QUEUED:
 	case ST_BLOCKED:
 	case ST_RUNNING:
@@ -1883,11 +1898,11 @@ int nowait_cancel(struct nowait_ctx *ctx, struct nowait_req *req)
 	 * The streamer is reading it, unlocked and without blocking: wait for
 	 * the outcome, unless this is the streamer (a preadv2 hook).
 	 */
-	while (req->state == ST_STREAM_BUSY && !pthread_equal(ctx->streamer, pthread_self()))
+	while (get_state(req) == ST_STREAM_BUSY && !pthread_equal(ctx->streamer, pthread_self()))
 		pthread_cond_wait(&ctx->stream_idle, &ctx->lock);
 	if (pool)
 		pthread_mutex_lock(&pool->lock);
-	state = req->state;
+	state = get_state(req);
 	if (state == ST_QUEUED) {
 		unlink_req(&pool->q[NOWAIT_CLASS_INTERACTIVE], req);
 		unlink_req(&pool->q[NOWAIT_CLASS_BACKGROUND], req);
