@@ -1966,3 +1966,8 @@ int nowait_pool_destroy(struct nowait_pool *pool)
 	pool_free(pool);
 	return 0;
 }
+
+int nowait_version(void)
+{
+	return NOWAIT_VERSION;
+}
