@@ -9,9 +9,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* The longest decoded path we accept; longer targets get 414. */
 #define HTTP_PATH_MAX 1024
+/* The longest If-None-Match we keep; a longer one is ignored (no 304). */
+#define HTTP_INM_MAX 255
+/* An IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT", and its NUL. */
+#define HTTP_DATE_LEN 30
 
 enum http_method { HTTP_GET, HTTP_HEAD };
 
@@ -28,6 +33,9 @@ struct http_request {
 	enum range_kind range;
 	uint64_t range_a, range_b;	/* first and last, or the suffix length in a */
 	char path[HTTP_PATH_MAX + 1];	/* relative to the document root, never empty */
+	char if_none_match[HTTP_INM_MAX + 1];	/* "" when absent */
+	bool has_ims;			/* a valid If-Modified-Since, in ims */
+	time_t ims;
 };
 
 /*
@@ -50,5 +58,14 @@ int http_resolve_range(const struct http_request *req, uint64_t size, uint64_t *
 		       uint64_t *last);
 
 const char *http_reason(int status);
+
+/* t as an IMF-fixdate (RFC 9110 5.6.7) into out[HTTP_DATE_LEN]. */
+void http_date(time_t t, char *out);
+
+/*
+ * Whether an If-None-Match value (a list of entity tags, or "*") matches
+ * etag, by the weak comparison that RFC 9110 13.1.2 asks for GET and HEAD.
+ */
+bool http_etag_matches(const char *if_none_match, const char *etag);
 
 #endif

@@ -51,7 +51,8 @@ static const char *const mode_names[] = { "pool", "adaptive", "io_uring", "sendf
 enum { EV_LISTEN = 1, EV_COMPLETIONS, EV_SIGNAL };
 
 #define IN_CAP 8192	/* request header bytes; more gets 431 */
-#define HEAD_CAP 512	/* our response header, or a whole error response */
+#define HEAD_CAP 1024	/* our response header, or a whole error response */
+#define MIME_TYPES "/etc/mime.types"	/* Debian's media-types */
 
 struct config {
 	const char *root, *bind, *cert, *key, *log, *probe_root;
@@ -66,6 +67,12 @@ struct peer {
 	struct peer *next;
 	unsigned char addr[16];
 	unsigned conns;
+};
+
+/* A file name extension and its media type, from MIME_TYPES. */
+struct mime {
+	char ext[16];
+	char type[80];
 };
 
 /* A header that is not complete a second after it began is a slow one. */
@@ -86,6 +93,10 @@ struct server {
 	 * the eviction of slow requests look at the front only. */
 	struct conn *hdr_first, *hdr_last;
 	struct peer *peers[PEER_BUCKETS];
+	struct mime *mimes;	/* sorted by ext */
+	size_t nmimes;
+	time_t date_sec;	/* the second date is for */
+	char date[HTTP_DATE_LEN];
 	/* io_uring completions reaped while another connection ran. */
 	struct conn *ready;
 	/* Closed connections, freed after the epoll batch, which may still
@@ -114,6 +125,7 @@ struct conn {
 	uint64_t active_ns;
 	uint64_t header_ns;	/* when the incomplete header (or TLS handshake) began */
 	bool in_header;		/* on the hdr list */
+	bool tls_checked;	/* the first byte was a TLS record's, not plain HTTP */
 	bool closed;		/* socket gone, struct waits for its read to complete */
 	bool responding, close_after;
 	bool lingering;		/* answered, write side shut, reading to EOF */
@@ -317,7 +329,7 @@ static void conn_close(struct conn *c)
 
 /* ---- socket I/O, plain or TLS -------------------------------------------- */
 
-enum io { IO_DONE, IO_AGAIN, IO_EOF, IO_ERROR };
+enum io { IO_DONE, IO_AGAIN, IO_EOF, IO_ERROR, IO_PLAIN_HTTP };
 
 static enum io tls_status(struct conn *c, int ret)
 {
@@ -339,6 +351,23 @@ static enum io sock_recv(struct conn *c)
 	size_t room = IN_CAP - c->in_len;
 	ssize_t n;
 
+	/* A TLS connection begins with a handshake record (22); a letter is
+	 * plain HTTP sent to the TLS port, which gets a plain 400. */
+	if (c->ssl && !c->tls_checked) {
+		unsigned char first;
+
+		n = recv(c->fd, &first, 1, MSG_PEEK);
+		if (n == 0)
+			return IO_EOF;
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? IO_AGAIN : IO_ERROR;
+		if (first >= 'A' && first <= 'Z') {
+			SSL_free(c->ssl);
+			c->ssl = NULL;
+			return IO_PLAIN_HTTP;
+		}
+		c->tls_checked = true;
+	}
 	if (c->ssl) {
 		int r = SSL_read(c->ssl, p, (int)room);
 
@@ -400,6 +429,73 @@ static enum io sock_sendfile(struct conn *c)
 
 /* ---- responses ----------------------------------------------------------- */
 
+/* The Date header's value, formatted once a second. */
+static const char *date_now(struct server *s)
+{
+	time_t now = time(NULL);
+
+	if (now != s->date_sec) {
+		s->date_sec = now;
+		http_date(now, s->date);
+	}
+	return s->date;
+}
+
+static int mime_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct mime *)a)->ext, ((const struct mime *)b)->ext);
+}
+
+/* MIME_TYPES into s->mimes: "type ext ext ..." lines; none if it is missing. */
+static void load_mime_types(struct server *s)
+{
+	FILE *f = fopen(MIME_TYPES, "re");
+	char line[1024];
+	size_t cap = 0;
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *save, *type = strtok_r(line, " \t\n", &save), *ext;
+
+		if (!type || *type == '#' || strlen(type) >= sizeof(s->mimes->type))
+			continue;
+		while ((ext = strtok_r(NULL, " \t\n", &save))) {
+			if (strlen(ext) >= sizeof(s->mimes->ext))
+				continue;
+			if (s->nmimes == cap) {
+				struct mime *m = realloc(s->mimes, (cap = cap ? 2 * cap : 512) * sizeof(*m));
+
+				if (!m)
+					break;
+				s->mimes = m;
+			}
+			strcpy(s->mimes[s->nmimes].ext, ext);
+			strcpy(s->mimes[s->nmimes].type, type);
+			s->nmimes++;
+		}
+	}
+	fclose(f);
+	if (s->nmimes)
+		qsort(s->mimes, s->nmimes, sizeof(*s->mimes), mime_cmp);
+}
+
+/* The media type of path by its extension; application/octet-stream if unknown. */
+static const char *content_type(const struct server *s, const char *path)
+{
+	const char *base = strrchr(path, '/'), *dot;
+	struct mime key = { .ext = "" }, *m;
+	size_t i;
+
+	dot = strrchr(base ? base : path, '.');
+	if (!dot || !dot[1] || strlen(dot + 1) >= sizeof(key.ext))
+		return "application/octet-stream";
+	for (i = 0; dot[1 + i]; i++)
+		key.ext[i] = (char)(dot[1 + i] >= 'A' && dot[1 + i] <= 'Z' ? dot[1 + i] + 32 : dot[1 + i]);
+	m = s->nmimes ? bsearch(&key, s->mimes, s->nmimes, sizeof(*m), mime_cmp) : NULL;
+	return m ? m->type : "application/octet-stream";
+}
+
 /* A short text response; extra is a header line or "". */
 static void respond_error(struct conn *c, int status, bool head_only, const char *extra)
 {
@@ -407,9 +503,9 @@ static void respond_error(struct conn *c, int status, bool head_only, const char
 	int bn = snprintf(body, sizeof(body), "%d %s\n", status, http_reason(status));
 
 	c->head_len = (size_t)snprintf(c->head, HEAD_CAP,
-				       "HTTP/1.1 %d %s\r\nServer: nowait-serve\r\n"
+				       "HTTP/1.1 %d %s\r\nServer: nowait-serve\r\nDate: %s\r\n"
 				       "Content-Type: text/plain\r\nContent-Length: %d\r\n%s%s\r\n%s",
-				       status, http_reason(status), bn, extra,
+				       status, http_reason(status), date_now(c->srv), bn, extra,
 				       c->close_after ? "Connection: close\r\n" : "",
 				       head_only ? "" : body);
 	c->head_sent = 0;
@@ -475,8 +571,29 @@ static void begin_response(struct conn *c, const struct http_request *req)
 
 	if (fstat(c->file_fd, &st) || !S_ISREG(st.st_mode) || fl < 0 ||
 	    fcntl(c->file_fd, F_SETFL, fl & ~O_NONBLOCK)) {
+		int dir = S_ISDIR(st.st_mode);
+
 		end_body(c);
-		respond_error(c, 404, head_only, "");
+		respond_error(c, dir ? 403 : 404, head_only, "");
+		return;
+	}
+	/* Validators: the size and the modification time to the nanosecond. */
+	char etag[64], modified[HTTP_DATE_LEN];
+
+	snprintf(etag, sizeof(etag), "\"%" PRIx64 "-%" PRIx64 ".%lx\"", (uint64_t)st.st_size,
+		 (uint64_t)st.st_mtim.tv_sec, (unsigned long)st.st_mtim.tv_nsec);
+	http_date(st.st_mtim.tv_sec, modified);
+	/* RFC 9110 13.2.2: If-None-Match, else If-Modified-Since; both before Range. */
+	if (req->if_none_match[0] ? http_etag_matches(req->if_none_match, etag) :
+	    req->has_ims && st.st_mtim.tv_sec <= req->ims) {
+		end_body(c);
+		c->head_len = (size_t)snprintf(c->head, HEAD_CAP,
+					       "HTTP/1.1 304 Not Modified\r\nServer: nowait-serve\r\n"
+					       "Date: %s\r\nLast-Modified: %s\r\nETag: %s\r\n%s\r\n",
+					       date_now(s), modified, etag,
+					       c->close_after ? "Connection: close\r\n" : "");
+		c->head_sent = 0;
+		c->rl.status = 304;
 		return;
 	}
 	status = http_resolve_range(req, (uint64_t)st.st_size, &first, &last);
@@ -493,10 +610,11 @@ static void begin_response(struct conn *c, const struct http_request *req)
 			 "Content-Range: bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64 "\r\n", first, last,
 			 (uint64_t)st.st_size);
 	c->head_len = (size_t)snprintf(c->head, HEAD_CAP,
-				       "HTTP/1.1 %d %s\r\nServer: nowait-serve\r\n"
-				       "Content-Type: application/octet-stream\r\nAccept-Ranges: bytes\r\n"
-				       "Content-Length: %" PRIu64 "\r\n%s%s\r\n",
-				       status, http_reason(status), len, range_header,
+				       "HTTP/1.1 %d %s\r\nServer: nowait-serve\r\nDate: %s\r\n"
+				       "Last-Modified: %s\r\nETag: %s\r\nContent-Type: %s\r\n"
+				       "Accept-Ranges: bytes\r\nContent-Length: %" PRIu64 "\r\n%s%s\r\n",
+				       status, http_reason(status), date_now(s), modified, etag,
+				       content_type(s, req->path), len, range_header,
 				       c->close_after ? "Connection: close\r\n" : "");
 	c->head_sent = 0;
 	c->rl.status = status;
@@ -685,16 +803,18 @@ static void conn_run(struct conn *c)
 
 		if (status == 0 && c->in_len)
 			header_begin(c);
-		if (status != 0)
-			header_end(c);
 		if (status == 0) {
 			r = sock_recv(c);
 			if (r == IO_AGAIN)
 				return;
-			if (r != IO_DONE)
+			if (r == IO_PLAIN_HTTP)
+				status = 400;
+			else if (r != IO_DONE)
 				goto close;
-			continue;
+			else
+				continue;
 		}
+		header_end(c);
 		c->responding = true;
 		c->rl = (struct request_log){ .cached = -1 };
 		c->rl.wall_start_ns = clock_ns(CLOCK_REALTIME);
@@ -880,8 +1000,15 @@ static void watch(struct server *s, int fd, uint64_t tag)
 
 static void setup(struct server *s)
 {
-	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons((uint16_t)s->cfg.port) };
-	socklen_t alen = sizeof(addr);
+	/* IPv6 when the address has a colon ("::1", "::" for every address). */
+	bool v6 = strchr(s->cfg.bind, ':');
+	union {
+		struct sockaddr sa;
+		struct sockaddr_in v4;
+		struct sockaddr_in6 v6;
+	} addr = { 0 };
+	socklen_t alen = v6 ? sizeof(addr.v6) : sizeof(addr.v4);
+	uint16_t bound_port;
 	sigset_t sigs;
 	int one = 1;
 
@@ -925,14 +1052,24 @@ static void setup(struct server *s)
 	}
 
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
-	s->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (s->epfd < 0 || s->listen_fd < 0 || inet_pton(AF_INET, s->cfg.bind, &addr.sin_addr) != 1)
+	s->listen_fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (v6) {
+		addr.v6.sin6_family = AF_INET6;
+		addr.v6.sin6_port = htons((uint16_t)s->cfg.port);
+	} else {
+		addr.v4.sin_family = AF_INET;
+		addr.v4.sin_port = htons((uint16_t)s->cfg.port);
+	}
+	if (s->epfd < 0 || s->listen_fd < 0 ||
+	    inet_pton(v6 ? AF_INET6 : AF_INET, s->cfg.bind,
+		      v6 ? (void *)&addr.v6.sin6_addr : (void *)&addr.v4.sin_addr) != 1)
 		die("cannot set up the listening socket on %s", s->cfg.bind);
 	setsockopt(s->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(s->listen_fd, (struct sockaddr *)&addr, sizeof(addr)) ||
-	    listen(s->listen_fd, 1024) ||
-	    getsockname(s->listen_fd, (struct sockaddr *)&addr, &alen))
+	if (bind(s->listen_fd, &addr.sa, alen) || listen(s->listen_fd, 1024) ||
+	    getsockname(s->listen_fd, &addr.sa, &alen))
 		die("%s:%u: %s", s->cfg.bind, s->cfg.port, strerror(errno));
+	bound_port = ntohs(v6 ? addr.v6.sin6_port : addr.v4.sin_port);
+	load_mime_types(s);
 	watch(s, s->listen_fd, EV_LISTEN);
 
 	if (s->cfg.mode == MODE_URING) {
@@ -962,8 +1099,8 @@ static void setup(struct server *s)
 	signal(SIGPIPE, SIG_IGN);	/* OpenSSL writes with write(2), not MSG_NOSIGNAL */
 
 	/* Tests and the benchmark read the port from this line (--port 0). */
-	printf("nowait-serve: listening on %s://%s:%u mode %s\n", s->tls ? "https" : "http",
-	       s->cfg.bind, ntohs(addr.sin_port), mode_names[s->cfg.mode]);
+	printf("nowait-serve: listening on %s://%s%s%s:%u mode %s\n", s->tls ? "https" : "http",
+	       v6 ? "[" : "", s->cfg.bind, v6 ? "]" : "", bound_port, mode_names[s->cfg.mode]);
 	fflush(stdout);
 }
 
@@ -1008,6 +1145,7 @@ static void shutdown_server(struct server *s)
 	close(s->listen_fd);
 	close(s->epfd);
 	close(s->root_fd);
+	free(s->mimes);
 	if (s->probe_fd >= 0)
 		close(s->probe_fd);
 }
@@ -1050,7 +1188,7 @@ static void usage(void)
 {
 	fputs("usage: nowait-serve --root DIR [options]\n"
 	      "  --mode M            pool, adaptive (default), io_uring, sendfile (plain HTTP only)\n"
-	      "  --bind ADDR         IPv4 address to listen on (default 127.0.0.1)\n"
+	      "  --bind ADDR         IPv4 or IPv6 address to listen on (default 127.0.0.1)\n"
 	      "  --port N            TCP port, 0 for any free one (default 8080)\n"
 	      "  --cert F --key F    serve HTTPS with this PEM certificate chain and key\n"
 	      "  --log FILE          one line per request: service time, cached, inline or queued\n"

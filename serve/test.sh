@@ -41,12 +41,15 @@ echo "secret outside the root" >"$work/outside/secret"
 sizes=(0 1 4095 4096 65535 65536 65537 300001 1048589)
 for s in "${sizes[@]}"; do head -c "$s" /dev/urandom >"$root/f$s"; done
 cp "$root/f4096" "$root/sub/name with space"
+echo '<p>hello</p>' >"$root/page.HTML"
+echo 'p { }' >"$root/style.css"
+touch -d '2020-02-03 04:05:06 UTC' "$root/f4096"
 ln -s ../f65536 "$root/sub/link-inside"
 ln -s "$work/outside/secret" "$root/link-absolute-out"
 ln -s ../outside/secret "$root/link-relative-out"
 ln -s ../../outside/secret "$root/sub/link-up-out"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-	-subj /CN=localhost -addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null ||
+	-subj /CN=localhost -addext subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null ||
 	{ echo "not ok - openssl req made no certificate"; exit 1; }
 
 sha() { sha256sum | cut -d' ' -f1; }
@@ -172,7 +175,8 @@ paths_outside_refused() {
 		refused /%00 400 &&
 		refused /bad%zzescape 400 &&
 		refused /missing 404 &&
-		refused /sub 404
+		refused /sub 403 &&
+		refused /sub/ 403
 }
 
 # ---- raw requests (plain HTTP only: the parser is the same under TLS) ----
@@ -248,6 +252,39 @@ stalled_clients_do_not_stall_others() {
 	[ $ok = 1 ]
 }
 
+header_of() {	# NAME: the value of a header in $work/headers
+	tr -d '\r' <"$work/headers" | sed -n "s/^$1: //Ip" | head -n 1
+}
+
+# Date, Last-Modified, ETag and the media type; If-None-Match and
+# If-Modified-Since answer 304 with no body when the file is unchanged.
+validators_and_types() {
+	local etag modified
+	[ "$(status_of "$base/f4096" -D "$work/headers")" = 200 ] || return 1
+	etag=$(header_of ETag) modified=$(header_of Last-Modified)
+	[ "$modified" = "Mon, 03 Feb 2020 04:05:06 GMT" ] &&
+		[[ $etag == '"'*'"' ]] &&
+		[[ $(header_of Date) == ???,\ ??\ ???\ ????\ ??:??:??\ GMT ]] &&
+		[ "$(header_of Content-Type)" = application/octet-stream ] ||
+		{ echo "# headers: $(tr -d '\r' <"$work/headers" | tr '\n' '|')" >&2; return 1; }
+	rm -f "$work/body"	# curl writes no file for an empty body
+	[ "$(status_of "$base/f4096" -H "If-None-Match: $etag")" = 304 ] && [ ! -s "$work/body" ] &&
+		[ "$(status_of "$base/f4096" -H "If-None-Match: \"x\", W/$etag")" = 304 ] &&
+		[ "$(status_of "$base/f4096" -H 'If-None-Match: "other"')" = 200 ] &&
+		[ "$(status_of "$base/f4096" -H "If-Modified-Since: $modified")" = 304 ] &&
+		[ "$(status_of "$base/f4096" -H 'If-Modified-Since: Sun, 02 Feb 2020 00:00:00 GMT')" = 200 ] &&
+		[ "$(status_of "$base/f4096" -H 'If-None-Match: "other"' -H "If-Modified-Since: $modified")" = 200 ] ||
+		{ echo "# conditional requests" >&2; return 1; }
+	status_of "$base/page.HTML" -D "$work/headers" >/dev/null && [ "$(header_of Content-Type)" = text/html ] &&
+		status_of "$base/style.css" -D "$work/headers" >/dev/null && [ "$(header_of Content-Type)" = text/css ] ||
+		{ echo "# content types" >&2; return 1; }
+}
+
+# Plain HTTP sent to the TLS port gets a plain 400, not a reset.
+plain_http_to_tls_port_400() {
+	[ "$(curl -s --max-time 20 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/f1")" = 400 ]
+}
+
 log_says() {	# MODE: every request logged; pool never inline, adaptive inline for cached files
 	local lines inline
 	kill -0 "$server_pid" || return 1
@@ -272,7 +309,9 @@ for run in pool:http pool:https adaptive:http adaptive:https io_uring:http io_ur
 	check "$run: unsatisfiable ranges get 416 with Content-Range */size" unsatisfiable_range_is_416
 	check "$run: HEAD gives Content-Length and no body" head_has_length
 	check "$run: symlink inside the root, %20, //, ./ and a query work" links_inside_and_odd_names_work
-	check "$run: .., %2e%2e, %2f, NUL, symlinks out refused" paths_outside_refused
+	check "$run: .., %2e%2e, %2f, NUL, symlinks out refused; directories 403" paths_outside_refused
+	check "$run: Date, Last-Modified, ETag, content types; 304 for If-None-Match, If-Modified-Since" validators_and_types
+	[ "$scheme" = https ] && check "$run: plain HTTP to the TLS port gets 400" plain_http_to_tls_port_400
 	if [ "$scheme" = http ]; then
 		check "$run: malformed requests 400/431/505, unknown methods 405/501" malformed_requests_refused
 		check "$run: pipelined requests answered in order" pipelined_requests_answered
@@ -417,6 +456,19 @@ if start_server adaptive http --max-per-addr 4 --max-conns 100; then
 	check "max-per-addr: clean exit" stop_server
 else
 	check "max-per-addr: server starts" false
+fi
+
+# IPv6: --bind ::1.
+ipv6_served() {
+	[ "$(curl "${curl_opts[@]}" --max-time 20 -g "https://[::1]:$port/f65536" | sha)" = "${want[f65536]}" ]
+}
+if ! ip -6 addr show dev lo 2>/dev/null | grep -q '::1'; then
+	check "ipv6: loopback ::1 exists here" false
+elif start_server adaptive https --bind ::1; then
+	check "ipv6 --bind ::1: a file over HTTPS" ipv6_served
+	check "ipv6: clean exit" stop_server
+else
+	check "ipv6: server starts" false
 fi
 
 # --probe-root: the log's cached column comes from the same path below
