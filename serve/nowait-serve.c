@@ -20,6 +20,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -27,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/signalfd.h>
@@ -48,7 +50,7 @@ static const char *const mode_names[] = { "pool", "adaptive", "io_uring", "sendf
 
 /* epoll data of the descriptors that are not connections (those carry a
  * struct conn pointer, never one of these small values). */
-enum { EV_LISTEN = 1, EV_COMPLETIONS, EV_SIGNAL };
+enum { EV_LISTEN = 1, EV_COMPLETIONS, EV_SIGNAL, EV_OPENED };
 
 #define IN_CAP 8192	/* request header bytes; more gets 431 */
 #define HEAD_CAP 1024	/* our response header, or a whole error response */
@@ -78,8 +80,27 @@ struct mime {
 /* A header that is not complete a second after it began is a slow one. */
 #define SLOW_HEADER_NS 1000000000u
 
+/*
+ * The opens the dentry cache cannot answer (RESOLVE_CACHED said EAGAIN: a
+ * lookup would read the disk), done in a thread of their own so that the
+ * loop never waits for one. Connections queue on todo and come back on
+ * done (linked by open_next, under lock); efd wakes the loop.
+ */
+struct opener {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct conn *todo_first, *todo_last, *done;
+	int efd, root_fd;
+	bool stop;
+};
+
 struct server {
 	struct config cfg;
+	struct opener op;
+	size_t opens_in_flight;
+	bool no_resolve_cached;	/* the kernel has no RESOLVE_CACHED (before 5.12) */
+	uint64_t opens_cached, opens_helper;
 	int epfd, listen_fd, root_fd, probe_fd, signal_fd;
 	SSL_CTX *tls;
 	struct nowait_ctx *nowait;
@@ -146,6 +167,10 @@ struct conn {
 	size_t buf_len, buf_sent;
 	bool read_in_flight;
 	ssize_t read_res;	/* io_uring's result, copied from the CQE */
+	bool opening;		/* with the opener: neither run nor freed meanwhile */
+	int open_fd, open_err;	/* its result */
+	struct conn *open_next;
+	struct http_request hreq;	/* the request being answered */
 	struct nowait_req req;
 
 	struct request_log rl;
@@ -323,7 +348,7 @@ static void conn_close(struct conn *c)
 	header_end(c);
 	peer_put(s, c->peer);
 	s->conns--;
-	if (!c->read_in_flight)
+	if (!c->read_in_flight && !c->opening)
 		bury(c);
 }
 
@@ -533,11 +558,11 @@ static int range_cached(int fd, uint64_t first, uint64_t len)
  * O_NONBLOCK: opening a FIFO must not wait for a writer (the loop would
  * stop for every client); the caller refuses what is not a regular file
  * and clears the flag on what it serves. */
-static int open_beneath(int dirfd, const char *path)
+static int open_beneath(int dirfd, const char *path, bool cached_only)
 {
 	struct open_how how = {
 		.flags = O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | (cached_only ? RESOLVE_CACHED : 0),
 	};
 	int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 
@@ -548,21 +573,94 @@ static int open_beneath(int dirfd, const char *path)
 	return fd;
 }
 
+static void *opener(void *arg)
+{
+	struct server *s = arg;
+	struct opener *op = &s->op;
+
+	pthread_mutex_lock(&op->lock);
+	for (;;) {
+		struct conn *c = op->todo_first;
+		int fd, err;
+
+		if (!c) {
+			if (op->stop)
+				break;
+			pthread_cond_wait(&op->wake, &op->lock);
+			continue;
+		}
+		if (!(op->todo_first = c->open_next))
+			op->todo_last = NULL;
+		pthread_mutex_unlock(&op->lock);
+		fd = open_beneath(op->root_fd, c->hreq.path, false);
+		err = errno;
+		pthread_mutex_lock(&op->lock);
+		c->open_fd = fd;
+		c->open_err = err;
+		c->open_next = op->done;
+		op->done = c;
+		if (!c->open_next) {
+			uint64_t one = 1;
+			/* Fails only when saturated, i.e. readable anyway. */
+			ssize_t n = write(op->efd, &one, sizeof(one));
+
+			(void)n;
+		}
+	}
+	pthread_mutex_unlock(&op->lock);
+	return NULL;
+}
+
+static void opened(struct conn *c, int fd, int err);
+
+/* Opens the file of c->hreq: at once if the dentry cache has the path,
+ * else in the opener thread, and the response goes on in opened(). */
 static void begin_response(struct conn *c, const struct http_request *req)
 {
 	struct server *s = c->srv;
+	int fd;
+
+	c->close_after = !req->keep_alive;
+	c->hreq = *req;
+	if (!s->no_resolve_cached) {
+		fd = open_beneath(s->root_fd, req->path, true);
+		if (fd >= 0 || errno != EAGAIN) {
+			if (fd < 0 && errno == EINVAL) {
+				s->no_resolve_cached = true;	/* Linux before 5.12 */
+			} else {
+				s->opens_cached++;
+				opened(c, fd, errno);
+				return;
+			}
+		}
+	}
+	s->opens_helper++;
+	s->opens_in_flight++;
+	c->opening = true;
+	c->open_next = NULL;
+	pthread_mutex_lock(&s->op.lock);
+	*(s->op.todo_last ? &s->op.todo_last->open_next : &s->op.todo_first) = c;
+	s->op.todo_last = c;
+	pthread_cond_signal(&s->op.wake);
+	pthread_mutex_unlock(&s->op.lock);
+}
+
+/* The response to c->hreq once its file is open (fd), or the error (err). */
+static void opened(struct conn *c, int fd, int err)
+{
+	struct server *s = c->srv;
+	const struct http_request *req = &c->hreq;
 	bool head_only = req->method == HTTP_HEAD;
 	uint64_t first, last, len;
 	char range_header[96] = "";
 	struct stat st;
 	int status;
 
-	c->close_after = !req->keep_alive;
-	c->file_fd = open_beneath(s->root_fd, req->path);
+	c->file_fd = fd;
 	if (c->file_fd < 0) {
-		respond_error(c, errno == ENOENT || errno == ENOTDIR ? 404 :
-				 errno == EXDEV || errno == ELOOP || errno == EACCES ? 403 :
-				 errno == ENAMETOOLONG ? 414 : 500, head_only, "");
+		respond_error(c, err == ENOENT || err == ENOTDIR ? 404 :
+				 err == EXDEV || err == ELOOP || err == EACCES ? 403 :
+				 err == ENAMETOOLONG ? 414 : 500, head_only, "");
 		return;
 	}
 	/* Before any read: a FIFO, device or socket is never read. O_NONBLOCK
@@ -627,7 +725,7 @@ static void begin_response(struct conn *c, const struct http_request *req)
 		/* --probe-root: the same path below another directory holds
 		 * the pages (overlayfs' lower layer: an overlay file's own
 		 * mapping never has any, so cachestat of it says 0). */
-		int pfd = s->probe_fd >= 0 ? open_beneath(s->probe_fd, req->path) : c->file_fd;
+		int pfd = s->probe_fd >= 0 ? open_beneath(s->probe_fd, req->path, false) : c->file_fd;
 
 		c->rl.cached = pfd >= 0 ? range_cached(pfd, first, len) : -1;
 		if (pfd >= 0 && pfd != c->file_fd)
@@ -770,7 +868,7 @@ static void conn_run(struct conn *c)
 		linger(c);
 		return;
 	}
-	while (!c->read_in_flight) {
+	while (!c->read_in_flight && !c->opening) {
 		enum io r = sock_send(c, c->head, c->head_len, &c->head_sent);
 
 		if (r == IO_DONE)
@@ -882,6 +980,36 @@ static void reap_completions(struct server *s)
 		while ((n = nowait_reap(s->nowait, done, 64)) > 0)
 			for (int i = 0; i < n; i++)
 				read_completed(done[i]->user_data, done[i]->res);
+	}
+}
+
+/* The opener's results: each connection's response goes on. */
+static void reap_opens(struct server *s)
+{
+	struct conn *c;
+	uint64_t v;
+
+	if (read(s->op.efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		die("opener eventfd: %s", strerror(errno));
+	pthread_mutex_lock(&s->op.lock);
+	c = s->op.done;
+	s->op.done = NULL;
+	pthread_mutex_unlock(&s->op.lock);
+	while (c) {
+		struct conn *next = c->open_next;
+
+		c->opening = false;
+		s->opens_in_flight--;
+		if (c->closed) {
+			if (c->open_fd >= 0)
+				close(c->open_fd);
+			bury(c);
+		} else {
+			s->now_ns = clock_ns(CLOCK_MONOTONIC);
+			opened(c, c->open_fd, c->open_err);
+			conn_run(c);
+		}
+		c = next;
 	}
 }
 
@@ -1096,6 +1224,15 @@ static void setup(struct server *s)
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	s->signal_fd = signalfd(-1, &sigs, SFD_CLOEXEC);
 	watch(s, s->signal_fd, EV_SIGNAL);
+
+	/* After the signals are blocked: the opener inherits the mask. */
+	s->op.root_fd = s->root_fd;
+	s->op.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	pthread_mutex_init(&s->op.lock, NULL);
+	pthread_cond_init(&s->op.wake, NULL);
+	if (s->op.efd < 0 || pthread_create(&s->op.thread, NULL, opener, s))
+		die("opener thread: %s", strerror(errno));
+	watch(s, s->op.efd, EV_OPENED);
 	signal(SIGPIPE, SIG_IGN);	/* OpenSSL writes with write(2), not MSG_NOSIGNAL */
 
 	/* Tests and the benchmark read the port from this line (--port 0). */
@@ -1113,6 +1250,18 @@ static void shutdown_server(struct server *s)
 	while (s->lru_first)
 		conn_close(s->lru_first);
 	run_ready(s);	/* the batch the signal interrupted may have left some */
+	while (s->opens_in_flight) {
+		struct pollfd p = { .fd = s->op.efd, .events = POLLIN };
+
+		poll(&p, 1, -1);
+		reap_opens(s);
+	}
+	pthread_mutex_lock(&s->op.lock);
+	s->op.stop = true;
+	pthread_cond_signal(&s->op.wake);
+	pthread_mutex_unlock(&s->op.lock);
+	pthread_join(s->op.thread, NULL);
+	close(s->op.efd);
 	while (s->reads_in_flight) {
 		if (s->cfg.mode == MODE_URING) {
 			struct io_uring_cqe *cqe;
@@ -1130,9 +1279,10 @@ static void shutdown_server(struct server *s)
 	getrusage(RUSAGE_SELF, &ru);
 	fprintf(stderr, "nowait-serve: mode=%s requests=%" PRIu64 " reads_inline=%" PRIu64
 		" reads_queued=%" PRIu64 " evictions=%" PRIu64 " refused=%" PRIu64
-		" header_timeouts=%" PRIu64 " cpu_user_s=%.3f cpu_sys_s=%.3f\n",
+		" header_timeouts=%" PRIu64 " opens_cached=%" PRIu64 " opens_helper=%" PRIu64
+		" cpu_user_s=%.3f cpu_sys_s=%.3f\n",
 		mode_names[s->cfg.mode], s->requests, s->reads_inline, s->reads_queued, s->evictions,
-		s->refused, s->header_timeouts, ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+		s->refused, s->header_timeouts, s->opens_cached, s->opens_helper, ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
 		ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
 	if (s->nowait)
 		nowait_destroy(s->nowait);
@@ -1168,11 +1318,14 @@ static void serve(struct server *s)
 				break;
 			case EV_SIGNAL:
 				return;
+			case EV_OPENED:
+				reap_opens(s);
+				break;
 			default: {
 				struct conn *c = events[i].data.ptr;
 
 				/* A completion earlier in this batch may have closed it. */
-				if (!c->closed && !c->read_in_flight)
+				if (!c->closed && !c->read_in_flight && !c->opening)
 					conn_run(c);
 			}
 			}

@@ -458,6 +458,29 @@ else
 	check "max-per-addr: server starts" false
 fi
 
+# Paths the dentry cache does not know (never looked up) are opened by the
+# opener thread, not the loop: they are answered, and the exit line counts
+# them.
+uncached_paths_answered() {
+	local i
+	for i in 1 2 3; do
+		[ "$(status_of "$base/never-looked-up-$RANDOM$RANDOM-$i")" = 404 ] || return 1
+	done
+	[ "$(curl "${curl_opts[@]}" "$base/f65536" | sha)" = "${want[f65536]}" ]
+}
+opener_counted() {
+	local n
+	n=$(sed -n 's/.* opens_helper=\([0-9]*\).*/\1/p' "$work/err")
+	[ "${n:-0}" -ge 3 ] || { echo "# opens_helper=${n:-none}" >&2; return 1; }
+}
+if start_server adaptive http; then
+	check "uncached paths: 404s from the opener thread, and a file after them" uncached_paths_answered
+	check "uncached paths: clean exit" stop_server
+	check "uncached paths: the exit line counts three opens in the opener" opener_counted
+else
+	check "uncached paths: server starts" false
+fi
+
 # IPv6: --bind ::1.
 ipv6_served() {
 	[ "$(curl "${curl_opts[@]}" --max-time 20 -g "https://[::1]:$port/f65536" | sha)" = "${want[f65536]}" ]
