@@ -223,6 +223,20 @@ static bool find_header_end(const char *buf, size_t len, size_t *end)
 	return false;
 }
 
+bool http_header_ready(const char *buf, size_t len, size_t cap, size_t *from)
+{
+	size_t i = *from > 2 ? *from - 2 : 0;
+
+	*from = len;
+	if (len >= cap)
+		return true;
+	for (; i + 1 < len; i++)
+		if (buf[i] == '\n' && (buf[i + 1] == '\n' ||
+		    (buf[i + 1] == '\r' && i + 2 < len && buf[i + 2] == '\n')))
+			return true;
+	return false;
+}
+
 /* The next line of [*p, end) without its CRLF or LF; false at the end. */
 static bool next_line(const char **p, const char *end, const char **line, size_t *n)
 {

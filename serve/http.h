@@ -50,6 +50,16 @@ int http_parse(const char *buf, size_t len, size_t cap, struct http_request *req
 	       size_t *consumed);
 
 /*
+ * Whether http_parse() may find a whole header in buf now: an empty line
+ * is there, or len reached cap. Scans only from *from (minus the two bytes
+ * a split line end needs) and moves *from to len, so that a header that
+ * arrives a byte at a time costs linear time, not quadratic; start *from
+ * at 0 for a new buffer. True can still mean incomplete (empty lines
+ * before the request line): http_parse() has the last word.
+ */
+bool http_header_ready(const char *buf, size_t len, size_t cap, size_t *from);
+
+/*
  * The byte range [*first, *last] of a file of size bytes that req asks
  * for: 200 for the whole file (no usable Range), 206 for a part, 416 when
  * the range cannot be satisfied.

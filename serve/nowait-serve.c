@@ -153,6 +153,7 @@ struct conn {
 
 	char in[IN_CAP];
 	size_t in_len;
+	size_t scanned;		/* in[0, scanned) holds no header end: http_header_ready() */
 
 	char head[HEAD_CAP];
 	size_t head_len, head_sent;
@@ -897,7 +898,8 @@ static void conn_run(struct conn *c)
 
 		struct http_request req;
 		size_t used = 0;
-		int status = http_parse(c->in, c->in_len, IN_CAP, &req, &used);
+		int status = http_header_ready(c->in, c->in_len, IN_CAP, &c->scanned) ?
+			     http_parse(c->in, c->in_len, IN_CAP, &req, &used) : 0;
 
 		if (status == 0 && c->in_len)
 			header_begin(c);
@@ -917,6 +919,7 @@ static void conn_run(struct conn *c)
 		c->rl = (struct request_log){ .cached = -1 };
 		c->rl.wall_start_ns = clock_ns(CLOCK_REALTIME);
 		c->rl.start_ns = s->now_ns = clock_ns(CLOCK_MONOTONIC);
+		c->scanned = 0;		/* the buffer moves, or starts anew */
 		if (status == 200) {
 			memmove(c->in, c->in + used, c->in_len - used);
 			c->in_len -= used;

@@ -219,6 +219,21 @@ malformed_requests_refused() {
 		expect_raw '\r\nGET /f1 HTTP/1.1\r\nHost: a\r\n\r\n' 200
 }
 
+# A request written a byte at a time (each its own segment, with
+# TCP_NODELAY's help on our side): the header end is found however it is
+# split, by the incremental scan.
+byte_at_a_time_answered() {
+	local req=$'\r\n\r\nGET /f1 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n' i line
+	exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
+	for ((i = 0; i < ${#req}; i++)); do
+		printf '%s' "${req:i:1}" >&3
+		sleep 0.01
+	done
+	IFS= read -r -t 30 line <&3
+	exec 3>&-
+	[ "${line%$'\r'}" = "HTTP/1.1 200 OK" ]
+}
+
 pipelined_requests_answered() {
 	local n
 	exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
@@ -315,6 +330,7 @@ for run in pool:http pool:https adaptive:http adaptive:https io_uring:http io_ur
 	if [ "$scheme" = http ]; then
 		check "$run: malformed requests 400/431/505, unknown methods 405/501" malformed_requests_refused
 		check "$run: pipelined requests answered in order" pipelined_requests_answered
+		check "$run: a request written a byte at a time is answered" byte_at_a_time_answered
 	fi
 	check "$run: stalled clients do not stall another client" stalled_clients_do_not_stall_others
 	check "$run: per-request log as the mode implies" log_says "$mode"
