@@ -59,7 +59,7 @@ enum { EV_LISTEN = 1, EV_COMPLETIONS, EV_SIGNAL, EV_OPENED };
 struct config {
 	const char *root, *bind, *cert, *key, *log, *probe_root;
 	enum mode mode;
-	unsigned port, max_conns, idle_timeout_s, header_timeout_s, max_per_addr, threads;
+	unsigned port, max_conns, idle_timeout_s, header_timeout_s, max_per_addr, threads, workers;
 	size_t chunk;
 };
 
@@ -97,11 +97,16 @@ struct opener {
 
 struct server {
 	struct config cfg;
+	unsigned index;		/* the worker: 0 opens the log, the others share it */
+	pthread_t thread;
+	bool v6;
+	uint16_t bound_port;
 	struct opener op;
 	size_t opens_in_flight;
 	bool no_resolve_cached;	/* the kernel has no RESOLVE_CACHED (before 5.12) */
 	uint64_t opens_cached, opens_helper;
-	int epfd, listen_fd, root_fd, probe_fd, signal_fd;
+	int epfd, listen_fd, root_fd, probe_fd;
+	int stop_fd;		/* an eventfd: the main thread got SIGINT or SIGTERM */
 	SSL_CTX *tls;
 	struct nowait_ctx *nowait;
 	struct io_uring ring;
@@ -1139,8 +1144,6 @@ static void setup(struct server *s)
 		struct sockaddr_in6 v6;
 	} addr = { 0 };
 	socklen_t alen = v6 ? sizeof(addr.v6) : sizeof(addr.v4);
-	uint16_t bound_port;
-	sigset_t sigs;
 	int one = 1;
 
 	/*
@@ -1155,8 +1158,12 @@ static void setup(struct server *s)
 		nofile.rlim_cur = nofile.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &nofile);
 		getrlimit(RLIMIT_NOFILE, &nofile);
-		if (nofile.rlim_cur < 2 * (rlim_t)s->cfg.max_conns + 64)
-			s->cfg.max_conns = nofile.rlim_cur > 66 ? (unsigned)(nofile.rlim_cur - 64) / 2 : 1;
+		/* Every worker's connections, and 64 for the rest. */
+		rlim_t per = 2 * (rlim_t)s->cfg.workers;
+
+		if (nofile.rlim_cur < per * s->cfg.max_conns + 64)
+			s->cfg.max_conns = nofile.rlim_cur > per + 64 ?
+					   (unsigned)((nofile.rlim_cur - 64) / per) : 1;
 	}
 	s->root_fd = open(s->cfg.root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (s->root_fd < 0)
@@ -1165,9 +1172,9 @@ static void setup(struct server *s)
 	if (s->cfg.probe_root &&
 	    (s->probe_fd = open(s->cfg.probe_root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		die("%s: %s", s->cfg.probe_root, strerror(errno));
-	if (s->cfg.log && !(s->log = fopen(s->cfg.log, "w")))
+	if (s->index == 0 && s->cfg.log && !(s->log = fopen(s->cfg.log, "w")))
 		die("%s: %s", s->cfg.log, strerror(errno));
-	if (s->log)
+	if (s->index == 0 && s->log)
 		fprintf(s->log, "# nowait-serve mode=%s tls=%d\n# wall_start_ns service_ns "
 			"data_ns status body_bytes cached reads_inline reads_queued how\n",
 			mode_names[s->cfg.mode], s->cfg.cert != NULL);
@@ -1196,10 +1203,15 @@ static void setup(struct server *s)
 		      v6 ? (void *)&addr.v6.sin6_addr : (void *)&addr.v4.sin_addr) != 1)
 		die("cannot set up the listening socket on %s", s->cfg.bind);
 	setsockopt(s->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* Workers: a listening socket each on one port, the kernel spreads connections. */
+	if (s->cfg.workers > 1 &&
+	    setsockopt(s->listen_fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)))
+		die("SO_REUSEPORT: %s", strerror(errno));
 	if (bind(s->listen_fd, &addr.sa, alen) || listen(s->listen_fd, 1024) ||
 	    getsockname(s->listen_fd, &addr.sa, &alen))
 		die("%s:%u: %s", s->cfg.bind, s->cfg.port, strerror(errno));
-	bound_port = ntohs(v6 ? addr.v6.sin6_port : addr.v4.sin_port);
+	s->v6 = v6;
+	s->bound_port = ntohs(v6 ? addr.v6.sin6_port : addr.v4.sin_port);
 	load_mime_types(s);
 	watch(s, s->listen_fd, EV_LISTEN);
 
@@ -1221,14 +1233,12 @@ static void setup(struct server *s)
 		watch(s, nowait_fd(s->nowait), EV_COMPLETIONS);
 	}
 
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	sigprocmask(SIG_BLOCK, &sigs, NULL);
-	s->signal_fd = signalfd(-1, &sigs, SFD_CLOEXEC);
-	watch(s, s->signal_fd, EV_SIGNAL);
+	s->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (s->stop_fd < 0)
+		die("eventfd: %s", strerror(errno));
+	watch(s, s->stop_fd, EV_SIGNAL);
 
-	/* After the signals are blocked: the opener inherits the mask. */
+	/* main() blocked SIGINT and SIGTERM: the opener inherits the mask. */
 	s->op.root_fd = s->root_fd;
 	s->op.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	pthread_mutex_init(&s->op.lock, NULL);
@@ -1236,12 +1246,6 @@ static void setup(struct server *s)
 	if (s->op.efd < 0 || pthread_create(&s->op.thread, NULL, opener, s))
 		die("opener thread: %s", strerror(errno));
 	watch(s, s->op.efd, EV_OPENED);
-	signal(SIGPIPE, SIG_IGN);	/* OpenSSL writes with write(2), not MSG_NOSIGNAL */
-
-	/* Tests and the benchmark read the port from this line (--port 0). */
-	printf("nowait-serve: listening on %s://%s%s%s:%u mode %s\n", s->tls ? "https" : "http",
-	       v6 ? "[" : "", s->cfg.bind, v6 ? "]" : "", bound_port, mode_names[s->cfg.mode]);
-	fflush(stdout);
 }
 
 /* Closes everything; reads still in flight finish into their buffers
@@ -1280,21 +1284,21 @@ static void shutdown_server(struct server *s)
 	}
 	free_dead(s);
 	getrusage(RUSAGE_SELF, &ru);
-	fprintf(stderr, "nowait-serve: mode=%s requests=%" PRIu64 " reads_inline=%" PRIu64
+	fprintf(stderr, "nowait-serve: mode=%s worker=%u requests=%" PRIu64 " reads_inline=%" PRIu64
 		" reads_queued=%" PRIu64 " evictions=%" PRIu64 " refused=%" PRIu64
 		" header_timeouts=%" PRIu64 " opens_cached=%" PRIu64 " opens_helper=%" PRIu64
 		" cpu_user_s=%.3f cpu_sys_s=%.3f\n",
-		mode_names[s->cfg.mode], s->requests, s->reads_inline, s->reads_queued, s->evictions,
+		mode_names[s->cfg.mode], s->index, s->requests, s->reads_inline, s->reads_queued, s->evictions,
 		s->refused, s->header_timeouts, s->opens_cached, s->opens_helper, ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
 		ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
 	if (s->nowait)
 		nowait_destroy(s->nowait);
 	if (s->cfg.mode == MODE_URING)
 		io_uring_queue_exit(&s->ring);
-	if (s->log)
-		fclose(s->log);
+	if (s->log && s->index == 0)
+		fclose(s->log);	/* main() shuts worker 0 down last */
 	SSL_CTX_free(s->tls);
-	close(s->signal_fd);
+	close(s->stop_fd);
 	close(s->listen_fd);
 	close(s->epfd);
 	close(s->root_fd);
@@ -1340,6 +1344,65 @@ static void serve(struct server *s)
 	}
 }
 
+static void *worker_main(void *arg)
+{
+	struct server *s = arg;
+
+	s->now_ns = s->last_sweep_ns = clock_ns(CLOCK_MONOTONIC);
+	serve(s);
+	return NULL;
+}
+
+/*
+ * The workers, each a server of its own on the same port, in threads; this
+ * thread waits for SIGINT or SIGTERM, stops them, and shuts each down.
+ */
+static int run_workers(const struct config *cfg)
+{
+	struct server *servers = calloc(cfg->workers, sizeof(*servers));
+	uint64_t one = 1;
+	sigset_t sigs;
+	int sig;
+
+	if (!servers)
+		die("out of memory");
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);	/* every thread inherits it */
+	signal(SIGPIPE, SIG_IGN);	/* OpenSSL writes with write(2), not MSG_NOSIGNAL */
+	for (unsigned i = 0; i < cfg->workers; i++) {
+		struct server *s = &servers[i];
+
+		s->cfg = *cfg;
+		s->index = i;
+		if (i) {
+			s->cfg.port = servers[0].bound_port;
+			s->log = servers[0].log;
+		}
+		setup(s);
+	}
+	/* Tests and the benchmark read the port from this line (--port 0). */
+	printf("nowait-serve: listening on %s://%s%s%s:%u mode %s\n",
+	       servers[0].tls ? "https" : "http", servers[0].v6 ? "[" : "", cfg->bind,
+	       servers[0].v6 ? "]" : "", servers[0].bound_port, mode_names[cfg->mode]);
+	fflush(stdout);
+	for (unsigned i = 0; i < cfg->workers; i++)
+		if (pthread_create(&servers[i].thread, NULL, worker_main, &servers[i]))
+			die("worker thread: %s", strerror(errno));
+	while (sigwait(&sigs, &sig))
+		;
+	for (unsigned i = 0; i < cfg->workers; i++)
+		if (write(servers[i].stop_fd, &one, sizeof(one)) < 0)
+			die("stop: %s", strerror(errno));
+	for (unsigned i = cfg->workers; i-- > 0;) {
+		pthread_join(servers[i].thread, NULL);
+		shutdown_server(&servers[i]);
+	}
+	free(servers);
+	return 0;
+}
+
 static void usage(void)
 {
 	fputs("usage: nowait-serve --root DIR [options]\n"
@@ -1350,7 +1413,9 @@ static void usage(void)
 	      "  --log FILE          one line per request: service time, cached, inline or queued\n"
 	      "  --probe-root DIR    the log's cached column: probe the same path below DIR\n"
 	      "                      (overlayfs: its lower layer; an overlay file shows no pages)\n"
-	      "  --threads N         libnowait pool threads (default 4)\n"
+	      "  --threads N         libnowait pool threads (default 4), per worker\n"
+	      "  --workers N         event loop threads, each with its own listening socket\n"
+	      "                      (SO_REUSEPORT), pool or ring, and limits (default 1)\n"
 	      "  --chunk BYTES       bytes per file read (default 65536)\n"
 	      "  --max-conns N       connection cap (default 1024)\n"
 	      "  --idle-timeout S    close connections without progress for S seconds (default 30)\n"
@@ -1388,11 +1453,12 @@ int main(int argc, char **argv)
 		{ "idle-timeout", required_argument, NULL, 'i' },
 		{ "header-timeout", required_argument, NULL, 'H' },
 		{ "max-per-addr", required_argument, NULL, 'A' },
+		{ "workers", required_argument, NULL, 'W' },
 		{ 0 }
 	};
 	struct server s = {
 		.cfg = { .bind = "127.0.0.1", .mode = MODE_ADAPTIVE, .port = 8080, .max_conns = 1024,
-			 .idle_timeout_s = 30, .header_timeout_s = 10, .max_per_addr = 256,
+			 .idle_timeout_s = 30, .header_timeout_s = 10, .max_per_addr = 256, .workers = 1,
 			 .threads = 4, .chunk = 65536 },
 	};
 	int o;
@@ -1412,6 +1478,7 @@ int main(int argc, char **argv)
 		case 'i': s.cfg.idle_timeout_s = parse_unsigned(optarg, 1, 86400); break;
 		case 'H': s.cfg.header_timeout_s = parse_unsigned(optarg, 1, 86400); break;
 		case 'A': s.cfg.max_per_addr = parse_unsigned(optarg, 1, 1u << 20); break;
+		case 'W': s.cfg.workers = parse_unsigned(optarg, 1, 256); break;
 		case 'm': {
 			unsigned m = 0;
 
@@ -1429,9 +1496,5 @@ int main(int argc, char **argv)
 	if (!s.cfg.root || optind != argc || !s.cfg.cert != !s.cfg.key ||
 	    (s.cfg.cert && s.cfg.mode == MODE_SENDFILE))
 		usage();
-	setup(&s);
-	s.now_ns = s.last_sweep_ns = clock_ns(CLOCK_MONOTONIC);
-	serve(&s);
-	shutdown_server(&s);
-	return 0;
+	return run_workers(&s.cfg);
 }

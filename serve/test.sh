@@ -497,6 +497,35 @@ else
 	check "uncached paths: server starts" false
 fi
 
+# --workers 3: three loops on one port (SO_REUSEPORT); twelve parallel
+# clients are answered, by more than one of them (all twelve on one of
+# three has a chance of 3 in 3^12, 1 in 177147), and each exits cleanly.
+workers_serve() {
+	local pids=() i ok=1
+	for i in $(seq 12); do
+		curl "${curl_opts[@]}" -o "$work/w$i" "$base/f300001" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || ok=0; done
+	for i in $(seq 12); do
+		[ "$(sha <"$work/w$i")" = "${want[f300001]}" ] || ok=0
+	done
+	[ $ok = 1 ]
+}
+workers_shared_the_load() {
+	local busy
+	[ "$(grep -c '^nowait-serve: mode=adaptive worker=' "$work/err")" = 3 ] || return 1
+	busy=$(grep '^nowait-serve: mode=adaptive worker=' "$work/err" | grep -vc ' requests=0 ')
+	[ "$busy" -ge 2 ] || { echo "# $busy of 3 workers served" >&2; return 1; }
+}
+if start_server adaptive https --workers 3; then
+	check "workers 3: twelve parallel clients, sha256 equal" workers_serve
+	check "workers 3: clean exit" stop_server
+	check "workers 3: three exit lines, at least two workers served" workers_shared_the_load
+else
+	check "workers 3: server starts" false
+fi
+
 # IPv6: --bind ::1.
 ipv6_served() {
 	[ "$(curl "${curl_opts[@]}" --max-time 20 -g "https://[::1]:$port/f65536" | sha)" = "${want[f65536]}" ]
