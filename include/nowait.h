@@ -113,6 +113,14 @@ struct nowait_params {
 		NOWAIT_EXTENSION struct {
 			struct nowait_pool *pool;	/* a shared pool instead of a private one: NULL */
 			unsigned backend;		/* NOWAIT_BACKEND_*: AUTO */
+			/*
+			 * 1.2: back-pressure. With this many requests in the
+			 * library (queued, running, waiting for data, or not
+			 * yet reaped), reads and writes return -EAGAIN without
+			 * trying: 0, no limit. A 1.1 library ignores it: check
+			 * nowait_version() >= 10200 first.
+			 */
+			unsigned max_inflight;
 		};
 		uint64_t reserved[8];
 	};

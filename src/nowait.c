@@ -136,6 +136,7 @@ struct nowait_ctx {
 	bool uring;			/* the ring below is the backend */
 	struct io_uring ring;		/* under lock */
 	unsigned ring_inflight;		/* under lock */
+	atomic_uint inflight;		/* queued and not yet reaped, for max_inflight */
 	bool cancel_done;		/* under lock: the ring answered the cancel below */
 	int cancel_res;			/* under lock: its answer */
 	pthread_t streamer;
@@ -1091,7 +1092,7 @@ static int ring_init(struct nowait_ctx *ctx)
  */
 static bool unknown_fields(const struct nowait_params *p)
 {
-	size_t known = offsetof(struct nowait_params, backend) + sizeof(p->backend) -
+	size_t known = offsetof(struct nowait_params, max_inflight) + sizeof(p->max_inflight) -
 		       offsetof(struct nowait_params, reserved);
 
 	for (size_t i = (known + 7) / 8; i < sizeof(p->reserved) / sizeof(p->reserved[0]); i++)
@@ -1284,6 +1285,8 @@ int nowait_reap(struct nowait_ctx *ctx, struct nowait_req **reqs, int max)
 		notify(ctx->efd);
 	for (int i = 0; i < n; i++)
 		atomic_fetch_sub(&reqs[i]->file->inflight, 1);
+	if (n > 0)
+		atomic_fetch_sub_explicit(&ctx->inflight, (unsigned)n, memory_order_relaxed);
 	return n;
 }
 
@@ -1537,6 +1540,7 @@ static ssize_t queue(struct nowait_file *f, struct nowait_req *req, int why)
 	count(f, why, 1);
 	count(f, CTR(pool_jobs), 1);
 	atomic_fetch_add(&f->inflight, 1);
+	atomic_fetch_add_explicit(&ctx->inflight, 1, memory_order_relaxed);
 	pthread_mutex_lock(&ctx->lock);
 	if (f->stream) {
 		/* Behind its file's earlier reads; the first is tried at once. */
@@ -1621,6 +1625,13 @@ static ssize_t attempt_read(struct nowait_file *f, struct nowait_req *req, int *
 	return NOWAIT_QUEUED;
 }
 
+/* Whether max_inflight requests are in the library: back-pressure, -EAGAIN. */
+static bool full(const struct nowait_ctx *ctx)
+{
+	return ctx->p.max_inflight &&
+	       atomic_load_explicit(&ctx->inflight, memory_order_relaxed) >= ctx->p.max_inflight;
+}
+
 static ssize_t submit_read(struct nowait_file *f, struct nowait_req *req,
 			   const struct iovec *iov, int iovcnt, off_t offset)
 {
@@ -1629,6 +1640,8 @@ static ssize_t submit_read(struct nowait_file *f, struct nowait_req *req,
 
 	if (why)
 		return why;
+	if (full(f->ctx))
+		return -EAGAIN;
 	n = attempt_read(f, req, &why);
 	return n == NOWAIT_QUEUED ? queue(f, req, why) : n;
 }
@@ -1677,6 +1690,7 @@ static ssize_t queue_write(struct nowait_file *f, struct nowait_req *req)
 
 	count(f, CTR(write_pool_jobs), 1);
 	atomic_fetch_add(&f->inflight, 1);
+	atomic_fetch_add_explicit(&ctx->inflight, 1, memory_order_relaxed);
 	pthread_mutex_lock(&ctx->lock);
 	req->blockers = 0;
 	for (tail = &f->writes; *tail; tail = &(*tail)->wnext)
@@ -1714,6 +1728,8 @@ static ssize_t submit_write(struct nowait_file *f, struct nowait_req *req,
 
 	if (err)
 		return err;
+	if (full(f->ctx))
+		return -EAGAIN;
 	/* Pipes and sockets would need a poll for room; devices are not served. */
 	if (!f->regular)
 		return -EOPNOTSUPP;
