@@ -31,7 +31,6 @@
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/sendfile.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>

@@ -452,6 +452,36 @@ else
 	check "header-timeout: server starts" false
 fi
 
+# Descriptor reuse under load: clients that hang up mid-body (their
+# connection and file closed while reads may be in flight, the numbers
+# going at once to the next connections and files) beside clients whose
+# bodies must arrive intact.
+fd_reuse_under_load() {
+	local pids=() i ok=1
+	for i in $(seq 40); do
+		curl "${curl_opts[@]}" --max-time 0.0$((RANDOM % 9 + 1)) -o /dev/null "$base/f1048589" &
+		pids+=($!)
+		if [ $((i % 4)) = 0 ]; then
+			curl "${curl_opts[@]}" -o "$work/reuse$i" "$base/f${sizes[$((i / 4 % ${#sizes[@]}))]}" &
+			pids+=($!)
+		fi
+	done
+	for i in "${pids[@]}"; do wait "$i"; done
+	for i in $(seq 4 4 40); do
+		[ "$(sha <"$work/reuse$i")" = "${want[f${sizes[$((i / 4 % ${#sizes[@]}))]}]}" ] ||
+			{ echo "# reuse$i differs" >&2; ok=0; }
+	done
+	[ $ok = 1 ]
+}
+for run in pool:http adaptive:https io_uring:https; do
+	if start_server "${run%:*}" "${run#*:}" --threads 2; then
+		check "$run: clients hanging up mid-body beside intact ones (fd reuse under load)" fd_reuse_under_load
+		check "$run: fd reuse under load: clean exit" stop_server
+	else
+		check "$run: fd reuse under load: server starts" false
+	fi
+done
+
 # Connections from one address are limited; another address is served.
 per_address_limit() {
 	local fds=() i fd ok=1
