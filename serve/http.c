@@ -310,6 +310,7 @@ int http_parse(const char *buf, size_t len, size_t cap, struct http_request *req
 	status = parse_request_line(line, n, req, &minor);
 	if (status != 200)
 		return status;
+	req->minor = (unsigned char)minor;
 	req->range = RANGE_NONE;
 	req->if_none_match[0] = 0;
 	req->has_ims = false;

@@ -29,6 +29,7 @@ enum range_kind {
 
 struct http_request {
 	enum http_method method;
+	unsigned char minor;	/* HTTP/1.minor */
 	bool keep_alive;
 	enum range_kind range;
 	uint64_t range_a, range_b;	/* first and last, or the suffix length in a */

@@ -56,7 +56,7 @@ enum { EV_LISTEN = 1, EV_COMPLETIONS, EV_SIGNAL, EV_OPENED };
 #define MIME_TYPES "/etc/mime.types"	/* Debian's media-types */
 
 struct config {
-	const char *root, *bind, *cert, *key, *log, *probe_root;
+	const char *root, *bind, *cert, *key, *log, *probe_root, *access_log;
 	enum mode mode;
 	unsigned port, max_conns, idle_timeout_s, header_timeout_s, max_per_addr, threads, workers;
 	size_t chunk;
@@ -110,6 +110,7 @@ struct server {
 	struct nowait_ctx *nowait;
 	struct io_uring ring;
 	FILE *log;
+	FILE *access;		/* --access-log, shared by the workers like log */
 	/* Live connections, least recently active first: the idle sweep and
 	 * the eviction at the connection cap look at the front only. */
 	struct conn *lru_first, *lru_last;
@@ -176,6 +177,8 @@ struct conn {
 	int open_fd, open_err;	/* its result */
 	struct conn *open_next;
 	struct http_request hreq;	/* the request being answered */
+	bool has_req;		/* hreq is this response's (not a 400 and the like) */
+	char peer_str[INET6_ADDRSTRLEN];	/* for the access log */
 	struct nowait_req req;
 
 	struct request_log rl;
@@ -627,6 +630,7 @@ static void begin_response(struct conn *c, const struct http_request *req)
 
 	c->close_after = !req->keep_alive;
 	c->hreq = *req;
+	c->has_req = true;
 	if (!s->no_resolve_cached) {
 		fd = open_beneath(s->root_fd, req->path, true);
 		if (fd >= 0 || errno != EAGAIN) {
@@ -750,6 +754,40 @@ static void opened(struct conn *c, int fd, int err)
 	c->body_left = len;
 }
 
+/*
+ * One line in the common log format: host - - [time] "request" status
+ * bytes. The request line is rebuilt from the parsed request (the path
+ * decoded, with quotes, spaces and controls escaped again), or "-".
+ */
+static void access_log(struct conn *c)
+{
+	struct request_log *r = &c->rl;
+	time_t t = (time_t)(r->wall_start_ns / 1000000000u);
+	char when[64], path[3 * HTTP_PATH_MAX + 1], *p = path, bytes[24] = "-";
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%d/%b/%Y:%H:%M:%S +0000", &tm);
+	if (c->has_req) {
+		for (const unsigned char *q = (const unsigned char *)c->hreq.path; *q; q++) {
+			if (*q <= ' ' || *q == '"' || *q == '%' || *q >= 0x7f)
+				p += sprintf(p, "%%%02X", *q);
+			else
+				*p++ = (char)*q;
+		}
+	}
+	*p = 0;
+	if (r->body_bytes)
+		snprintf(bytes, sizeof(bytes), "%" PRIu64, r->body_bytes);
+	if (c->has_req)
+		fprintf(c->srv->access, "%s - - [%s] \"%s /%s HTTP/1.%u\" %d %s\n", c->peer_str, when,
+			c->hreq.method == HTTP_HEAD ? "HEAD" : "GET", path, c->hreq.minor, r->status,
+			bytes);
+	else
+		fprintf(c->srv->access, "%s - - [%s] \"-\" %d %s\n", c->peer_str, when, r->status,
+			bytes);
+}
+
 static void log_request(struct conn *c)
 {
 	struct server *s = c->srv;
@@ -758,6 +796,9 @@ static void log_request(struct conn *c)
 			  r->reads_queued ? "queued" : r->reads_inline ? "inline" : "none";
 
 	s->requests++;
+	if (s->access)
+		access_log(c);
+	c->has_req = false;
 	if (!s->log)
 		return;
 	s->now_ns = clock_ns(CLOCK_MONOTONIC);
@@ -1079,6 +1120,12 @@ static void accept_all(struct server *s)
 			continue;
 		}
 		c->peer = peer;
+		if (sa.ss_family == AF_INET6)
+			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&sa)->sin6_addr, c->peer_str,
+				  sizeof(c->peer_str));
+		else
+			inet_ntop(AF_INET, &((struct sockaddr_in *)&sa)->sin_addr, c->peer_str,
+				  sizeof(c->peer_str));
 		c->srv = s;
 		c->fd = fd;
 		c->file_fd = -1;
@@ -1173,6 +1220,12 @@ static void setup(struct server *s)
 		die("%s: %s", s->cfg.probe_root, strerror(errno));
 	if (s->index == 0 && s->cfg.log && !(s->log = fopen(s->cfg.log, "w")))
 		die("%s: %s", s->cfg.log, strerror(errno));
+	/* Appended to, a line at a time, so that it can be rotated and tailed. */
+	if (s->index == 0 && s->cfg.access_log) {
+		if (!(s->access = fopen(s->cfg.access_log, "ae")))
+			die("%s: %s", s->cfg.access_log, strerror(errno));
+		setvbuf(s->access, NULL, _IOLBF, 0);
+	}
 	if (s->index == 0 && s->log)
 		fprintf(s->log, "# nowait-serve mode=%s tls=%d\n# wall_start_ns service_ns "
 			"data_ns status body_bytes cached reads_inline reads_queued how\n",
@@ -1296,6 +1349,8 @@ static void shutdown_server(struct server *s)
 		io_uring_queue_exit(&s->ring);
 	if (s->log && s->index == 0)
 		fclose(s->log);	/* main() shuts worker 0 down last */
+	if (s->access && s->index == 0)
+		fclose(s->access);
 	SSL_CTX_free(s->tls);
 	close(s->stop_fd);
 	close(s->listen_fd);
@@ -1378,6 +1433,7 @@ static int run_workers(const struct config *cfg)
 		if (i) {
 			s->cfg.port = servers[0].bound_port;
 			s->log = servers[0].log;
+			s->access = servers[0].access;
 		}
 		setup(s);
 	}
@@ -1410,6 +1466,7 @@ static void usage(void)
 	      "  --port N            TCP port, 0 for any free one (default 8080)\n"
 	      "  --cert F --key F    serve HTTPS with this PEM certificate chain and key\n"
 	      "  --log FILE          one line per request: service time, cached, inline or queued\n"
+	      "  --access-log FILE   append one line per request in the common log format\n"
 	      "  --probe-root DIR    the log's cached column: probe the same path below DIR\n"
 	      "                      (overlayfs: its lower layer; an overlay file shows no pages)\n"
 	      "  --threads N         libnowait pool threads (default 4), per worker\n"
@@ -1453,6 +1510,7 @@ int main(int argc, char **argv)
 		{ "header-timeout", required_argument, NULL, 'H' },
 		{ "max-per-addr", required_argument, NULL, 'A' },
 		{ "workers", required_argument, NULL, 'W' },
+		{ "access-log", required_argument, NULL, 'a' },
 		{ 0 }
 	};
 	struct server s = {
@@ -1478,6 +1536,7 @@ int main(int argc, char **argv)
 		case 'H': s.cfg.header_timeout_s = parse_unsigned(optarg, 1, 86400); break;
 		case 'A': s.cfg.max_per_addr = parse_unsigned(optarg, 1, 1u << 20); break;
 		case 'W': s.cfg.workers = parse_unsigned(optarg, 1, 256); break;
+		case 'a': s.cfg.access_log = optarg; break;
 		case 'm': {
 			unsigned m = 0;
 

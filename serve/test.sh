@@ -556,6 +556,34 @@ else
 	check "workers 3: server starts" false
 fi
 
+# --access-log: one common-log-format line per response, appended.
+access_log_lines() {
+	local got
+	curl "${curl_opts[@]}" -o /dev/null "$base/f4096" -o /dev/null "$base/missing" \
+		-o /dev/null "$base/sub/name%20with%20space" &&
+		curl "${curl_opts[@]}" -I -o /dev/null "$base/f1" &&
+		[ "$(raw_status 'GARBAGE\r\n\r\n')" = 400 ]
+}
+access_log_says() {
+	local re='^127\.0\.0\.1 - - \[[0-9]{2}/[A-Z][a-z]{2}/[0-9]{4}:[0-9]{2}:[0-9]{2}:[0-9]{2} \+0000\] '
+	[ "$(wc -l <"$work/access")" = 6 ] &&
+		grep -Eq "$re\"GET /f4096 HTTP/1.1\" 200 4096\$" "$work/access" &&
+		grep -Eq "$re\"GET /missing HTTP/1.1\" 404 -\$" "$work/access" &&
+		grep -Eq "$re\"GET /sub/name%20with%20space HTTP/1.1\" 200 4096\$" "$work/access" &&
+		grep -Eq "$re\"HEAD /f1 HTTP/1.1\" 200 -\$" "$work/access" &&
+		grep -Eq "$re\"-\" 400 -\$" "$work/access" &&
+		grep -q '^# an older line' "$work/access" ||
+		{ sed 's/^/# /' "$work/access" >&2; return 1; }
+}
+echo '# an older line' >"$work/access"
+if start_server adaptive http --access-log "$work/access" --workers 2; then
+	check "access-log: requests made" access_log_lines
+	check "access-log: clean exit" stop_server
+	check "access-log: a common-log-format line per response, appended" access_log_says
+else
+	check "access-log: server starts" false
+fi
+
 # IPv6: --bind ::1.
 ipv6_served() {
 	[ "$(curl "${curl_opts[@]}" --max-time 20 -g "https://[::1]:$port/f65536" | sha)" = "${want[f65536]}" ]
