@@ -4,7 +4,52 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#ifndef NOWAIT_NO_URING
 #include <liburing.h>
+#else
+/*
+ * Built without liburing (make NW_URING=no): the ring never comes up
+ * (io_uring_queue_init says ENOSYS, so AUTO is threads and IO_URING fails),
+ * and nothing else below is reached; these only let it compile.
+ */
+struct io_uring { int ring_fd; };
+struct io_uring_sqe { int unused; };
+struct io_uring_cqe { int res; };
+static int io_uring_queue_init(unsigned n, struct io_uring *r, unsigned fl)
+{
+	(void)n, (void)r, (void)fl;
+	return -ENOSYS;
+}
+static void io_uring_queue_exit(struct io_uring *r) { (void)r; }
+static int io_uring_register_eventfd(struct io_uring *r, int fd) { (void)r, (void)fd; return -ENOSYS; }
+static int io_uring_register_iowq_max_workers(struct io_uring *r, unsigned *w)
+{
+	(void)r, (void)w;
+	return -ENOSYS;
+}
+static struct io_uring_sqe *io_uring_get_sqe(struct io_uring *r) { (void)r; return NULL; }
+static int io_uring_submit(struct io_uring *r) { (void)r; return -ENOSYS; }
+static int io_uring_submit_and_wait(struct io_uring *r, unsigned n) { (void)r, (void)n; return -ENOSYS; }
+static unsigned io_uring_sq_ready(const struct io_uring *r) { (void)r; return 0; }
+static int io_uring_peek_cqe(struct io_uring *r, struct io_uring_cqe **c) { (void)r, (void)c; return -EAGAIN; }
+static void io_uring_cqe_seen(struct io_uring *r, struct io_uring_cqe *c) { (void)r, (void)c; }
+static void *io_uring_cqe_get_data(const struct io_uring_cqe *c) { (void)c; return NULL; }
+static void io_uring_sqe_set_data(struct io_uring_sqe *s, void *d) { (void)s, (void)d; }
+static void io_uring_prep_readv(struct io_uring_sqe *s, int fd, const struct iovec *v, unsigned n,
+				off_t o)
+{
+	(void)s, (void)fd, (void)v, (void)n, (void)o;
+}
+static void io_uring_prep_writev(struct io_uring_sqe *s, int fd, const struct iovec *v, unsigned n,
+				 off_t o)
+{
+	(void)s, (void)fd, (void)v, (void)n, (void)o;
+}
+static void io_uring_prep_cancel64(struct io_uring_sqe *s, uint64_t d, int fl)
+{
+	(void)s, (void)d, (void)fl;
+}
+#endif
 #include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
