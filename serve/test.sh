@@ -452,6 +452,32 @@ else
 	check "header-timeout: server starts" false
 fi
 
+# A connection flood from one address (300 connections that send nothing,
+# above the default --max-per-addr of 256) while a client on another
+# address is served; the server refuses the excess.
+flood_does_not_lock_out() {
+	local fds=() i fd ok=1
+	for i in $(seq 300); do
+		exec {fd}<>"/dev/tcp/127.0.0.1/$port" || break
+		fds+=("$fd")
+	done
+	[ "$(curl "${curl_opts[@]}" --max-time 20 --interface 127.0.0.2 "$base/f65536" | sha)" = "${want[f65536]}" ] || ok=0
+	for fd in "${fds[@]}"; do exec {fd}>&-; done
+	[ $ok = 1 ]
+}
+flood_refused() {
+	local n
+	n=$(sed -n 's/.* refused=\([0-9]*\).*/\1/p' "$work/err")
+	[ "${n:-0}" -ge 44 ] || { echo "# refused=${n:-none}" >&2; return 1; }
+}
+if start_server adaptive https; then
+	check "flood: 300 idle connections from one address, another address served" flood_does_not_lock_out
+	check "flood: clean exit" stop_server
+	check "flood: at least the 44 connections above --max-per-addr refused" flood_refused
+else
+	check "flood: server starts" false
+fi
+
 # Descriptor reuse under load: clients that hang up mid-body (their
 # connection and file closed while reads may be in flight, the numbers
 # going at once to the next connections and files) beside clients whose
