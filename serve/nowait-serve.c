@@ -529,6 +529,18 @@ static const char *content_type(const struct server *s, const char *path)
 	return m ? m->type : "application/octet-stream";
 }
 
+/*
+ * The Connection header of a response: close when we will; keep-alive for
+ * an HTTP/1.0 request that asked for it (such a client, ab -k for one,
+ * takes the connection as closing without it); nothing otherwise.
+ */
+static const char *connection_header(const struct conn *c)
+{
+	if (c->close_after)
+		return "Connection: close\r\n";
+	return c->has_req && c->hreq.minor == 0 ? "Connection: keep-alive\r\n" : "";
+}
+
 /* A short text response; extra is a header line or "". */
 static void respond_error(struct conn *c, int status, bool head_only, const char *extra)
 {
@@ -539,7 +551,7 @@ static void respond_error(struct conn *c, int status, bool head_only, const char
 				       "HTTP/1.1 %d %s\r\nServer: nowait-serve\r\nDate: %s\r\n"
 				       "Content-Type: text/plain\r\nContent-Length: %d\r\n%s%s\r\n%s",
 				       status, http_reason(status), date_now(c->srv), bn, extra,
-				       c->close_after ? "Connection: close\r\n" : "",
+				       connection_header(c),
 				       head_only ? "" : body);
 	c->head_sent = 0;
 	c->rl.status = status;
@@ -698,7 +710,7 @@ static void opened(struct conn *c, int fd, int err)
 					       "HTTP/1.1 304 Not Modified\r\nServer: nowait-serve\r\n"
 					       "Date: %s\r\nLast-Modified: %s\r\nETag: %s\r\n%s\r\n",
 					       date_now(s), modified, etag,
-					       c->close_after ? "Connection: close\r\n" : "");
+					       connection_header(c));
 		c->head_sent = 0;
 		c->rl.status = 304;
 		return;
@@ -722,7 +734,7 @@ static void opened(struct conn *c, int fd, int err)
 				       "Accept-Ranges: bytes\r\nContent-Length: %" PRIu64 "\r\n%s%s\r\n",
 				       status, http_reason(status), date_now(s), modified, etag,
 				       content_type(s, req->path), len, range_header,
-				       c->close_after ? "Connection: close\r\n" : "");
+				       connection_header(c));
 	c->head_sent = 0;
 	c->rl.status = status;
 	if (head_only || len == 0) {

@@ -234,6 +234,19 @@ byte_at_a_time_answered() {
 	[ "${line%$'\r'}" = "HTTP/1.1 200 OK" ]
 }
 
+# HTTP/1.0 with Connection: keep-alive gets it back and the connection
+# stays open for a second request; without it, Connection: close.
+http10_keep_alive() {
+	local out
+	exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
+	printf 'GET /f1 HTTP/1.0\r\nConnection: keep-alive\r\n\r\nHEAD /f1 HTTP/1.0\r\n\r\n' >&3
+	# The body ends without a newline: match anywhere in the line.
+	out=$(timeout 30 cat <&3 | tr -d '\r' | grep -ao 'HTTP/1.1 200 OK\|^Connection: [a-z-]*')
+	exec 3>&-
+	[ "$out" = $'HTTP/1.1 200 OK\nConnection: keep-alive\nHTTP/1.1 200 OK\nConnection: close' ] ||
+		{ echo "# got: $(tr '\n' '|' <<<"$out")" >&2; return 1; }
+}
+
 pipelined_requests_answered() {
 	local n
 	exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
@@ -331,6 +344,7 @@ for run in pool:http pool:https adaptive:http adaptive:https io_uring:http io_ur
 		check "$run: malformed requests 400/431/505, unknown methods 405/501" malformed_requests_refused
 		check "$run: pipelined requests answered in order" pipelined_requests_answered
 		check "$run: a request written a byte at a time is answered" byte_at_a_time_answered
+		check "$run: HTTP/1.0 keep-alive is answered with Connection: keep-alive" http10_keep_alive
 	fi
 	check "$run: stalled clients do not stall another client" stalled_clients_do_not_stall_others
 	check "$run: per-request log as the mode implies" log_says "$mode"
