@@ -21,15 +21,29 @@
  * struct nowait_req would be 4 bytes smaller than the library's, which
  * would write past it.
  */
-#ifdef __cplusplus
-static_assert(sizeof(off_t) == 8, "libnowait needs -D_FILE_OFFSET_BITS=64");
+/* A negative array size where off_t is not 64 bits: any C or C++ standard, no warning. */
+typedef char nowait_needs_file_offset_bits_64[sizeof(off_t) == 8 ? 1 : -1];
+
+/*
+ * The anonymous unions and structs below are C11 and a GNU extension of
+ * C99 and C++: __extension__ keeps -pedantic quiet with GCC and Clang.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define NOWAIT_EXTENSION __extension__
 #else
-_Static_assert(sizeof(off_t) == 8, "libnowait needs -D_FILE_OFFSET_BITS=64");
+#define NOWAIT_EXTENSION
 #endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The version of this header; nowait_version() says the library's (1.2). */
+#define NOWAIT_VERSION_MAJOR 1
+#define NOWAIT_VERSION_MINOR 2
+#define NOWAIT_VERSION_PATCH 0
+#define NOWAIT_VERSION \
+	(NOWAIT_VERSION_MAJOR * 10000 + NOWAIT_VERSION_MINOR * 100 + NOWAIT_VERSION_PATCH)
 
 /*
  * Returned by nowait_read(), nowait_readv(), nowait_write() and
@@ -95,10 +109,18 @@ struct nowait_params {
 	 * 1.1 fields take what was reserved space, so the struct keeps its
 	 * size and layout on every target; the rest must be zero.
 	 */
-	union {
-		struct {
+	NOWAIT_EXTENSION union {
+		NOWAIT_EXTENSION struct {
 			struct nowait_pool *pool;	/* a shared pool instead of a private one: NULL */
 			unsigned backend;		/* NOWAIT_BACKEND_*: AUTO */
+			/*
+			 * 1.2: back-pressure. With this many requests in the
+			 * library (queued, running, waiting for data, or not
+			 * yet reaped), reads and writes return -EAGAIN without
+			 * trying: 0, no limit. A 1.1 library ignores it: check
+			 * nowait_version() >= 10200 first.
+			 */
+			unsigned max_inflight;
 		};
 		uint64_t reserved[8];
 	};
@@ -126,8 +148,8 @@ struct nowait_req {
 	int eperm;		/* the inline attempt said EPERM */
 	int write;
 	/* 1.1: in what was reserved space, keeping the 1.0 size and layout */
-	union {
-		struct {
+	NOWAIT_EXTENSION union {
+		NOWAIT_EXTENSION struct {
 			int state;		/* queued, running, done, ... */
 			struct iovec rest;	/* io_uring: what is left to transfer */
 		};
@@ -169,7 +191,7 @@ struct nowait_stats {
 };
 
 int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp);
-void nowait_destroy(struct nowait_ctx *ctx);
+int nowait_destroy(struct nowait_ctx *ctx);	/* 1.2: int, was void */
 int nowait_fd(const struct nowait_ctx *ctx);
 int nowait_reap(struct nowait_ctx *ctx, struct nowait_req **reqs, int max);
 
@@ -198,6 +220,9 @@ int nowait_pool_destroy(struct nowait_pool *pool);
 int nowait_backend(const struct nowait_ctx *ctx);
 int nowait_cancel(struct nowait_ctx *ctx, struct nowait_req *req);
 int nowait_file_set_class(struct nowait_file *file, int cls);
+
+/* 1.2: the running library's version, encoded as NOWAIT_VERSION is. */
+int nowait_version(void);
 
 #ifdef __cplusplus
 }

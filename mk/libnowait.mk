@@ -1,8 +1,10 @@
 # libnowait: include from the top-level Makefile, or run it alone with
 # `make -f mk/libnowait.mk [target]` (default: lib).
 #   lib          static + shared library and the example (build/lib-plain/)
-#   lib-check    build and run every test in the plain, asan, ubsan and tsan
-#                variants (build/lib-<variant>/); lib-check-<variant> for one
+#   lib-check    build and run every test in the plain, asan, ubsan, tsan and
+#                nouring (no liburing) variants (build/lib-<variant>/);
+#                lib-check-<variant> for one.
+#                CI: make lib-check CI_CFLAGS=-Werror
 #   lib-install  header, libraries, nowait.pc, man pages, the example
 #                (PREFIX, LIBDIR, INCLUDEDIR, MANDIR, DOCDIR, DESTDIR)
 #   lib-uninstall  what lib-install installed, with the same variables
@@ -16,25 +18,40 @@ nw_default_goal := $(.DEFAULT_GOAL)
 
 NW_TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
 NW_BUILD := $(NW_TOP)/build
-NW_VERSION := 1.1.0
+NW_VERSION := 1.2.0
 NW_SOMAJOR := 1
-NW_VARIANTS := plain asan ubsan tsan
+NW_VARIANTS := plain asan ubsan tsan nouring
 NW_TESTS := $(sort $(basename $(notdir $(filter-out %/helpers.c,$(wildcard $(NW_TOP)/test/*.c)))))
 NW_EXAMPLES := $(basename $(notdir $(wildcard $(NW_TOP)/examples/*.c)))
 
-NW_CFLAGS := -std=c11 -Wall -Wextra -Werror -O2 -g -fPIC -pthread \
-	-D_FILE_OFFSET_BITS=64 -I$(NW_TOP)/include
-# liburing (Debian: liburing-dev) for the io_uring backend.
+# CI_CFLAGS: what CI adds, such as -Werror; never part of what users build with.
+CI_CFLAGS ?=
+NW_CFLAGS := -std=c11 -Wall -Wextra -O2 -g -fPIC -pthread \
+	-D_FILE_OFFSET_BITS=64 -I$(NW_TOP)/include $(CI_CFLAGS)
+# liburing (Debian: liburing-dev) for the io_uring backend, if pkg-config
+# finds it: NW_URING=no builds without (the threads backend only), as the
+# nouring variant of lib-check always does.
+NW_URING ?= $(shell pkg-config --exists liburing 2>/dev/null && echo yes || echo no)
+ifeq ($(NW_URING),yes)
 NW_LIBS := -luring
-NW_TEST_CFLAGS := -D_GNU_SOURCE -I$(NW_TOP)/test \
-	-DT_CC='"$(CC)"' -DT_INCLUDE='"$(NW_TOP)/include"'
+NW_PC_REQUIRES := Requires.private: liburing
+else
+NW_LIBS :=
+NW_PC_REQUIRES :=
+NW_CFLAGS += -DNOWAIT_NO_URING -DT_NO_URING
+endif
+NW_TEST_CFLAGS := -D_GNU_SOURCE -I$(NW_TOP)/test -DT_VERSION='"$(NW_VERSION)"' \
+	-DT_CC='"$(CC)"' -DT_CXX='"$(CXX)"' -DT_INCLUDE='"$(NW_TOP)/include"'
 NW_SAN_plain :=
 NW_SAN_asan := -fsanitize=address -fno-omit-frame-pointer
 NW_SAN_ubsan := -fsanitize=undefined -fno-sanitize-recover=all
 NW_SAN_tsan := -fsanitize=thread
+NW_SAN_nouring := -DNOWAIT_NO_URING -DT_NO_URING
 
 PREFIX ?= /usr/local
-LIBDIR ?= $(PREFIX)/lib
+# Debian's multiarch directory (lib/x86_64-linux-gnu) where the compiler knows one.
+NW_MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+LIBDIR ?= $(PREFIX)/lib$(if $(NW_MULTIARCH),/$(NW_MULTIARCH))
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
 DOCDIR ?= $(PREFIX)/share/doc/libnowait
@@ -92,6 +109,7 @@ lib-install: lib
 	ln -sf $(notdir $(NW_SO)) $(DESTDIR)$(LIBDIR)/libnowait.so
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(NW_VERSION)|' \
+		-e 's|@REQUIRES_PRIVATE@|$(NW_PC_REQUIRES)|' \
 		$(NW_TOP)/src/nowait.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/nowait.pc
 	install -m 644 $(NW_TOP)/man/*.3 $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 $(NW_TOP)/man/*.7 $(DESTDIR)$(MANDIR)/man7/

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
+#define _GNU_SOURCE	/* timegm, strptime */
 #include "http.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -142,6 +144,67 @@ static bool list_has(const char *v, size_t n, const char *word)
 	return false;
 }
 
+/* An IMF-fixdate (the only form we accept; others are ignored, RFC 9110 13.1.3). */
+static bool parse_date(const char *v, size_t n, time_t *t)
+{
+	char s[HTTP_DATE_LEN];
+	struct tm tm = { 0 };
+	const char *end;
+
+	if (n != HTTP_DATE_LEN - 1)
+		return false;
+	memcpy(s, v, n);
+	s[n] = 0;
+	end = strptime(s, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	if (!end || *end)
+		return false;
+	*t = timegm(&tm);
+	return *t != (time_t)-1;
+}
+
+void http_date(time_t t, char *out)
+{
+	static const char days[7][4] = { "Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat" };
+	static const char months[12][4] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun",
+					    "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
+	struct tm tm;
+	unsigned year;
+
+	gmtime_r(&t, &tm);
+	/* The bounds keep every field its width: a date before 1970 is 1970. */
+	year = tm.tm_year < 70 ? 1970u : tm.tm_year > 8099 ? 9999u : (unsigned)tm.tm_year + 1900;
+	snprintf(out, HTTP_DATE_LEN, "%s, %02u %s %04u %02u:%02u:%02u GMT",
+		 days[(unsigned)tm.tm_wday % 7], (unsigned)tm.tm_mday % 100,
+		 months[(unsigned)tm.tm_mon % 12], year, (unsigned)tm.tm_hour % 100,
+		 (unsigned)tm.tm_min % 100, (unsigned)tm.tm_sec % 100);
+}
+
+bool http_etag_matches(const char *inm, const char *etag)
+{
+	size_t want;
+
+	if (!strncmp(etag, "W/", 2))
+		etag += 2;
+	want = strlen(etag);
+	while (*inm) {
+		size_t n;
+
+		while (*inm == ' ' || *inm == '\t' || *inm == ',')
+			inm++;
+		if (*inm == '*')
+			return true;
+		if (!strncmp(inm, "W/", 2))
+			inm += 2;
+		n = strcspn(inm, ",");
+		while (n && (inm[n - 1] == ' ' || inm[n - 1] == '\t'))
+			n--;
+		if (n == want && !memcmp(inm, etag, n))
+			return true;
+		inm += strcspn(inm, ",");
+	}
+	return false;
+}
+
 /* Where the header block ends: after the first empty line (CRLF or LF). */
 static bool find_header_end(const char *buf, size_t len, size_t *end)
 {
@@ -157,6 +220,20 @@ static bool find_header_end(const char *buf, size_t len, size_t *end)
 			return true;
 		}
 	}
+	return false;
+}
+
+bool http_header_ready(const char *buf, size_t len, size_t cap, size_t *from)
+{
+	size_t i = *from > 2 ? *from - 2 : 0;
+
+	*from = len;
+	if (len >= cap)
+		return true;
+	for (; i + 1 < len; i++)
+		if (buf[i] == '\n' && (buf[i + 1] == '\n' ||
+		    (buf[i + 1] == '\r' && i + 2 < len && buf[i + 2] == '\n')))
+			return true;
 	return false;
 }
 
@@ -233,7 +310,10 @@ int http_parse(const char *buf, size_t len, size_t cap, struct http_request *req
 	status = parse_request_line(line, n, req, &minor);
 	if (status != 200)
 		return status;
+	req->minor = (unsigned char)minor;
 	req->range = RANGE_NONE;
+	req->if_none_match[0] = 0;
+	req->has_ims = false;
 	while (next_line(&p, end, &line, &n) && n) {
 		const char *colon = memchr(line, ':', n);
 		size_t name = colon ? (size_t)(colon - line) : 0;
@@ -262,6 +342,14 @@ int http_parse(const char *buf, size_t len, size_t cap, struct http_request *req
 			keep_alive |= list_has(v, vn, "keep-alive");
 		} else if (token_is(line, name, "Range")) {
 			parse_range(v, vn, req);
+		} else if (token_is(line, name, "If-None-Match")) {
+			/* Too long: kept as nothing, so it never matches. */
+			size_t keep = vn <= HTTP_INM_MAX ? vn : 0;
+
+			memcpy(req->if_none_match, v, keep);
+			req->if_none_match[keep] = 0;
+		} else if (token_is(line, name, "If-Modified-Since")) {
+			req->has_ims = parse_date(v, vn, &req->ims);
 		} else if (token_is(line, name, "Transfer-Encoding") ||
 			   (token_is(line, name, "Content-Length") && !token_is(v, vn, "0"))) {
 			return 400;	/* a body we would have to read or skip: not for GET */
@@ -303,6 +391,7 @@ const char *http_reason(int status)
 	switch (status) {
 	case 200: return "OK";
 	case 206: return "Partial Content";
+	case 304: return "Not Modified";
 	case 400: return "Bad Request";
 	case 403: return "Forbidden";
 	case 404: return "Not Found";

@@ -9,9 +9,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* The longest decoded path we accept; longer targets get 414. */
 #define HTTP_PATH_MAX 1024
+/* The longest If-None-Match we keep; a longer one is ignored (no 304). */
+#define HTTP_INM_MAX 255
+/* An IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT", and its NUL. */
+#define HTTP_DATE_LEN 30
 
 enum http_method { HTTP_GET, HTTP_HEAD };
 
@@ -24,10 +29,14 @@ enum range_kind {
 
 struct http_request {
 	enum http_method method;
+	unsigned char minor;	/* HTTP/1.minor */
 	bool keep_alive;
 	enum range_kind range;
 	uint64_t range_a, range_b;	/* first and last, or the suffix length in a */
 	char path[HTTP_PATH_MAX + 1];	/* relative to the document root, never empty */
+	char if_none_match[HTTP_INM_MAX + 1];	/* "" when absent */
+	bool has_ims;			/* a valid If-Modified-Since, in ims */
+	time_t ims;
 };
 
 /*
@@ -42,6 +51,16 @@ int http_parse(const char *buf, size_t len, size_t cap, struct http_request *req
 	       size_t *consumed);
 
 /*
+ * Whether http_parse() may find a whole header in buf now: an empty line
+ * is there, or len reached cap. Scans only from *from (minus the two bytes
+ * a split line end needs) and moves *from to len, so that a header that
+ * arrives a byte at a time costs linear time, not quadratic; start *from
+ * at 0 for a new buffer. True can still mean incomplete (empty lines
+ * before the request line): http_parse() has the last word.
+ */
+bool http_header_ready(const char *buf, size_t len, size_t cap, size_t *from);
+
+/*
  * The byte range [*first, *last] of a file of size bytes that req asks
  * for: 200 for the whole file (no usable Range), 206 for a part, 416 when
  * the range cannot be satisfied.
@@ -50,5 +69,14 @@ int http_resolve_range(const struct http_request *req, uint64_t size, uint64_t *
 		       uint64_t *last);
 
 const char *http_reason(int status);
+
+/* t as an IMF-fixdate (RFC 9110 5.6.7) into out[HTTP_DATE_LEN]. */
+void http_date(time_t t, char *out);
+
+/*
+ * Whether an If-None-Match value (a list of entity tags, or "*") matches
+ * etag, by the weak comparison that RFC 9110 13.1.2 asks for GET and HEAD.
+ */
+bool http_etag_matches(const char *if_none_match, const char *etag);
 
 #endif

@@ -20,6 +20,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -27,9 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/sendfile.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -48,28 +49,80 @@ static const char *const mode_names[] = { "pool", "adaptive", "io_uring", "sendf
 
 /* epoll data of the descriptors that are not connections (those carry a
  * struct conn pointer, never one of these small values). */
-enum { EV_LISTEN = 1, EV_COMPLETIONS, EV_SIGNAL };
+enum { EV_LISTEN = 1, EV_COMPLETIONS, EV_SIGNAL, EV_OPENED };
 
 #define IN_CAP 8192	/* request header bytes; more gets 431 */
-#define HEAD_CAP 512	/* our response header, or a whole error response */
+#define HEAD_CAP 1024	/* our response header, or a whole error response */
+#define MIME_TYPES "/etc/mime.types"	/* Debian's media-types */
 
 struct config {
-	const char *root, *bind, *cert, *key, *log, *probe_root;
+	const char *root, *bind, *cert, *key, *log, *probe_root, *access_log;
 	enum mode mode;
-	unsigned port, max_conns, idle_timeout_s, threads;
+	unsigned port, max_conns, idle_timeout_s, header_timeout_s, max_per_addr, threads, workers;
 	size_t chunk;
+};
+
+/* Live connections per peer address (IPv4 in IPv6's mapped form). */
+#define PEER_BUCKETS 1024
+struct peer {
+	struct peer *next;
+	unsigned char addr[16];
+	unsigned conns;
+};
+
+/* A file name extension and its media type, from MIME_TYPES. */
+struct mime {
+	char ext[16];
+	char type[80];
+};
+
+/* A header that is not complete a second after it began is a slow one. */
+#define SLOW_HEADER_NS 1000000000u
+
+/*
+ * The opens the dentry cache cannot answer (RESOLVE_CACHED said EAGAIN: a
+ * lookup would read the disk), done in a thread of their own so that the
+ * loop never waits for one. Connections queue on todo and come back on
+ * done (linked by open_next, under lock); efd wakes the loop.
+ */
+struct opener {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct conn *todo_first, *todo_last, *done;
+	int efd, root_fd;
+	bool stop;
 };
 
 struct server {
 	struct config cfg;
-	int epfd, listen_fd, root_fd, probe_fd, signal_fd;
+	unsigned index;		/* the worker: 0 opens the log, the others share it */
+	pthread_t thread;
+	bool v6;
+	uint16_t bound_port;
+	struct opener op;
+	size_t opens_in_flight;
+	bool no_resolve_cached;	/* the kernel has no RESOLVE_CACHED (before 5.12) */
+	uint64_t opens_cached, opens_helper;
+	int epfd, listen_fd, root_fd, probe_fd;
+	int stop_fd;		/* an eventfd: the main thread got SIGINT or SIGTERM */
 	SSL_CTX *tls;
 	struct nowait_ctx *nowait;
 	struct io_uring ring;
 	FILE *log;
+	FILE *access;		/* --access-log, shared by the workers like log */
 	/* Live connections, least recently active first: the idle sweep and
 	 * the eviction at the connection cap look at the front only. */
 	struct conn *lru_first, *lru_last;
+	/* Connections whose request header is incomplete, oldest first (all
+	 * have the same deadline after their start): the header deadline and
+	 * the eviction of slow requests look at the front only. */
+	struct conn *hdr_first, *hdr_last;
+	struct peer *peers[PEER_BUCKETS];
+	struct mime *mimes;	/* sorted by ext */
+	size_t nmimes;
+	time_t date_sec;	/* the second date is for */
+	char date[HTTP_DATE_LEN];
 	/* io_uring completions reaped while another connection ran. */
 	struct conn *ready;
 	/* Closed connections, freed after the epoll batch, which may still
@@ -78,7 +131,7 @@ struct server {
 	unsigned conns;
 	size_t reads_in_flight;
 	uint64_t now_ns, last_sweep_ns;
-	uint64_t requests, reads_inline, reads_queued, evictions, refused;
+	uint64_t requests, reads_inline, reads_queued, evictions, refused, header_timeouts;
 };
 
 /* What the per-request log line records. */
@@ -93,13 +146,19 @@ struct conn {
 	int fd;
 	SSL *ssl;
 	struct conn *lru_prev, *lru_next, *ready_next, *dead_next;
+	struct conn *hdr_prev, *hdr_next;
+	struct peer *peer;
 	uint64_t active_ns;
+	uint64_t header_ns;	/* when the incomplete header (or TLS handshake) began */
+	bool in_header;		/* on the hdr list */
+	bool tls_checked;	/* the first byte was a TLS record's, not plain HTTP */
 	bool closed;		/* socket gone, struct waits for its read to complete */
 	bool responding, close_after;
 	bool lingering;		/* answered, write side shut, reading to EOF */
 
 	char in[IN_CAP];
 	size_t in_len;
+	size_t scanned;		/* in[0, scanned) holds no header end: http_header_ready() */
 
 	char head[HEAD_CAP];
 	size_t head_len, head_sent;
@@ -114,6 +173,12 @@ struct conn {
 	size_t buf_len, buf_sent;
 	bool read_in_flight;
 	ssize_t read_res;	/* io_uring's result, copied from the CQE */
+	bool opening;		/* with the opener: neither run nor freed meanwhile */
+	int open_fd, open_err;	/* its result */
+	struct conn *open_next;
+	struct http_request hreq;	/* the request being answered */
+	bool has_req;		/* hreq is this response's (not a 400 and the like) */
+	char peer_str[INET6_ADDRSTRLEN];	/* for the access log */
 	struct nowait_req req;
 
 	struct request_log rl;
@@ -168,6 +233,79 @@ static void lru_append(struct server *s, struct conn *c)
 	s->lru_last = c;
 }
 
+/* The request header began: its deadline runs from now, whatever the bytes do. */
+static void header_begin(struct conn *c)
+{
+	struct server *s = c->srv;
+
+	if (c->in_header)
+		return;
+	c->in_header = true;
+	c->header_ns = s->now_ns;
+	c->hdr_next = NULL;
+	c->hdr_prev = s->hdr_last;
+	*(s->hdr_last ? &s->hdr_last->hdr_next : &s->hdr_first) = c;
+	s->hdr_last = c;
+}
+
+static void header_end(struct conn *c)
+{
+	struct server *s = c->srv;
+
+	if (!c->in_header)
+		return;
+	c->in_header = false;
+	*(c->hdr_prev ? &c->hdr_prev->hdr_next : &s->hdr_first) = c->hdr_next;
+	*(c->hdr_next ? &c->hdr_next->hdr_prev : &s->hdr_last) = c->hdr_prev;
+	c->hdr_prev = c->hdr_next = NULL;
+}
+
+/* The peer's entry with one more connection, or NULL at its limit (or out of memory). */
+static struct peer *peer_take(struct server *s, const struct sockaddr_storage *sa)
+{
+	unsigned char addr[16] = { 0 };
+	unsigned h = 0;
+	struct peer **link, *p;
+
+	if (sa->ss_family == AF_INET6) {
+		memcpy(addr, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	} else {
+		addr[10] = addr[11] = 0xff;
+		memcpy(addr + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	}
+	for (int i = 0; i < 16; i++)
+		h = h * 31 + addr[i];
+	link = &s->peers[h % PEER_BUCKETS];
+	for (p = *link; p && memcmp(p->addr, addr, 16); p = p->next)
+		;
+	if (!p) {
+		if (!(p = calloc(1, sizeof(*p))))
+			return NULL;
+		memcpy(p->addr, addr, 16);
+		p->next = *link;
+		*link = p;
+	}
+	if (p->conns >= s->cfg.max_per_addr)
+		return NULL;
+	p->conns++;
+	return p;
+}
+
+static void peer_put(struct server *s, struct peer *p)
+{
+	struct peer **link;
+	unsigned h = 0;
+
+	if (--p->conns)
+		return;
+	for (int i = 0; i < 16; i++)
+		h = h * 31 + p->addr[i];
+	for (link = &s->peers[h % PEER_BUCKETS]; *link != p; link = &(*link)->next)
+		;
+	*link = p->next;
+	free(p);
+}
+
 static void mark_active(struct conn *c)
 {
 	c->active_ns = c->srv->now_ns;
@@ -215,14 +353,16 @@ static void conn_close(struct conn *c)
 	close(c->fd);
 	c->closed = true;
 	lru_unlink(s, c);
+	header_end(c);
+	peer_put(s, c->peer);
 	s->conns--;
-	if (!c->read_in_flight)
+	if (!c->read_in_flight && !c->opening)
 		bury(c);
 }
 
 /* ---- socket I/O, plain or TLS -------------------------------------------- */
 
-enum io { IO_DONE, IO_AGAIN, IO_EOF, IO_ERROR };
+enum io { IO_DONE, IO_AGAIN, IO_EOF, IO_ERROR, IO_PLAIN_HTTP };
 
 static enum io tls_status(struct conn *c, int ret)
 {
@@ -244,6 +384,23 @@ static enum io sock_recv(struct conn *c)
 	size_t room = IN_CAP - c->in_len;
 	ssize_t n;
 
+	/* A TLS connection begins with a handshake record (22); a letter is
+	 * plain HTTP sent to the TLS port, which gets a plain 400. */
+	if (c->ssl && !c->tls_checked) {
+		unsigned char first;
+
+		n = recv(c->fd, &first, 1, MSG_PEEK);
+		if (n == 0)
+			return IO_EOF;
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? IO_AGAIN : IO_ERROR;
+		if (first >= 'A' && first <= 'Z') {
+			SSL_free(c->ssl);
+			c->ssl = NULL;
+			return IO_PLAIN_HTTP;
+		}
+		c->tls_checked = true;
+	}
 	if (c->ssl) {
 		int r = SSL_read(c->ssl, p, (int)room);
 
@@ -305,6 +462,85 @@ static enum io sock_sendfile(struct conn *c)
 
 /* ---- responses ----------------------------------------------------------- */
 
+/* The Date header's value, formatted once a second. */
+static const char *date_now(struct server *s)
+{
+	time_t now = time(NULL);
+
+	if (now != s->date_sec) {
+		s->date_sec = now;
+		http_date(now, s->date);
+	}
+	return s->date;
+}
+
+static int mime_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct mime *)a)->ext, ((const struct mime *)b)->ext);
+}
+
+/* MIME_TYPES into s->mimes: "type ext ext ..." lines; none if it is missing. */
+static void load_mime_types(struct server *s)
+{
+	FILE *f = fopen(MIME_TYPES, "re");
+	char line[1024];
+	size_t cap = 0;
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *save, *type = strtok_r(line, " \t\n", &save), *ext;
+
+		if (!type || *type == '#' || strlen(type) >= sizeof(s->mimes->type))
+			continue;
+		while ((ext = strtok_r(NULL, " \t\n", &save))) {
+			if (strlen(ext) >= sizeof(s->mimes->ext))
+				continue;
+			if (s->nmimes == cap) {
+				struct mime *m = realloc(s->mimes, (cap = cap ? 2 * cap : 512) * sizeof(*m));
+
+				if (!m)
+					break;
+				s->mimes = m;
+			}
+			strcpy(s->mimes[s->nmimes].ext, ext);
+			strcpy(s->mimes[s->nmimes].type, type);
+			s->nmimes++;
+		}
+	}
+	fclose(f);
+	if (s->nmimes)
+		qsort(s->mimes, s->nmimes, sizeof(*s->mimes), mime_cmp);
+}
+
+/* The media type of path by its extension; application/octet-stream if unknown. */
+static const char *content_type(const struct server *s, const char *path)
+{
+	const char *base = strrchr(path, '/'), *dot;
+	struct mime key = { .ext = "" }, *m;
+	size_t i;
+
+	dot = strrchr(base ? base : path, '.');
+	if (!dot || !dot[1] || strlen(dot + 1) >= sizeof(key.ext))
+		return "application/octet-stream";
+	for (i = 0; dot[1 + i]; i++)
+		key.ext[i] = (char)(dot[1 + i] >= 'A' && dot[1 + i] <= 'Z' ? dot[1 + i] + 32 : dot[1 + i]);
+	m = s->nmimes ? bsearch(&key, s->mimes, s->nmimes, sizeof(*m), mime_cmp) : NULL;
+	return m ? m->type : "application/octet-stream";
+}
+
+/*
+ * The Connection header of a response: close when we will; keep-alive for
+ * an HTTP/1.0 request that asked for it (such a client, ab -k for one,
+ * takes the connection as closing without it); nothing otherwise.
+ */
+static const char *connection_header(const struct conn *c)
+{
+	if (c->close_after)
+		return "Connection: close\r\n";
+	return c->has_req && c->hreq.minor == 0 ? "Connection: keep-alive\r\n" : "";
+}
+
 /* A short text response; extra is a header line or "". */
 static void respond_error(struct conn *c, int status, bool head_only, const char *extra)
 {
@@ -312,10 +548,10 @@ static void respond_error(struct conn *c, int status, bool head_only, const char
 	int bn = snprintf(body, sizeof(body), "%d %s\n", status, http_reason(status));
 
 	c->head_len = (size_t)snprintf(c->head, HEAD_CAP,
-				       "HTTP/1.1 %d %s\r\nServer: nowait-serve\r\n"
+				       "HTTP/1.1 %d %s\r\nServer: nowait-serve\r\nDate: %s\r\n"
 				       "Content-Type: text/plain\r\nContent-Length: %d\r\n%s%s\r\n%s",
-				       status, http_reason(status), bn, extra,
-				       c->close_after ? "Connection: close\r\n" : "",
+				       status, http_reason(status), date_now(c->srv), bn, extra,
+				       connection_header(c),
 				       head_only ? "" : body);
 	c->head_sent = 0;
 	c->rl.status = status;
@@ -338,12 +574,15 @@ static int range_cached(int fd, uint64_t first, uint64_t len)
 
 /* Opens path below the directory dirfd (the root): RESOLVE_BENEATH refuses
  * ".." and symbolic links (absolute or relative) that lead out, and magic
- * links, in the kernel, so there is no window between a check and the open. */
-static int open_beneath(int dirfd, const char *path)
+ * links, in the kernel, so there is no window between a check and the open.
+ * O_NONBLOCK: opening a FIFO must not wait for a writer (the loop would
+ * stop for every client); the caller refuses what is not a regular file
+ * and clears the flag on what it serves. */
+static int open_beneath(int dirfd, const char *path, bool cached_only)
 {
 	struct open_how how = {
-		.flags = O_RDONLY | O_CLOEXEC | O_NOATIME,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+		.flags = O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | (cached_only ? RESOLVE_CACHED : 0),
 	};
 	int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 
@@ -354,26 +593,126 @@ static int open_beneath(int dirfd, const char *path)
 	return fd;
 }
 
+static void *opener(void *arg)
+{
+	struct server *s = arg;
+	struct opener *op = &s->op;
+
+	pthread_mutex_lock(&op->lock);
+	for (;;) {
+		struct conn *c = op->todo_first;
+		int fd, err;
+
+		if (!c) {
+			if (op->stop)
+				break;
+			pthread_cond_wait(&op->wake, &op->lock);
+			continue;
+		}
+		if (!(op->todo_first = c->open_next))
+			op->todo_last = NULL;
+		pthread_mutex_unlock(&op->lock);
+		fd = open_beneath(op->root_fd, c->hreq.path, false);
+		err = errno;
+		pthread_mutex_lock(&op->lock);
+		c->open_fd = fd;
+		c->open_err = err;
+		c->open_next = op->done;
+		op->done = c;
+		if (!c->open_next) {
+			uint64_t one = 1;
+			/* Fails only when saturated, i.e. readable anyway. */
+			ssize_t n = write(op->efd, &one, sizeof(one));
+
+			(void)n;
+		}
+	}
+	pthread_mutex_unlock(&op->lock);
+	return NULL;
+}
+
+static void opened(struct conn *c, int fd, int err);
+
+/* Opens the file of c->hreq: at once if the dentry cache has the path,
+ * else in the opener thread, and the response goes on in opened(). */
 static void begin_response(struct conn *c, const struct http_request *req)
 {
 	struct server *s = c->srv;
+	int fd;
+
+	c->close_after = !req->keep_alive;
+	c->hreq = *req;
+	c->has_req = true;
+	if (!s->no_resolve_cached) {
+		fd = open_beneath(s->root_fd, req->path, true);
+		if (fd >= 0 || errno != EAGAIN) {
+			if (fd < 0 && errno == EINVAL) {
+				s->no_resolve_cached = true;	/* Linux before 5.12 */
+			} else {
+				s->opens_cached++;
+				opened(c, fd, errno);
+				return;
+			}
+		}
+	}
+	s->opens_helper++;
+	s->opens_in_flight++;
+	c->opening = true;
+	c->open_next = NULL;
+	pthread_mutex_lock(&s->op.lock);
+	*(s->op.todo_last ? &s->op.todo_last->open_next : &s->op.todo_first) = c;
+	s->op.todo_last = c;
+	pthread_cond_signal(&s->op.wake);
+	pthread_mutex_unlock(&s->op.lock);
+}
+
+/* The response to c->hreq once its file is open (fd), or the error (err). */
+static void opened(struct conn *c, int fd, int err)
+{
+	struct server *s = c->srv;
+	const struct http_request *req = &c->hreq;
 	bool head_only = req->method == HTTP_HEAD;
 	uint64_t first, last, len;
 	char range_header[96] = "";
 	struct stat st;
 	int status;
 
-	c->close_after = !req->keep_alive;
-	c->file_fd = open_beneath(s->root_fd, req->path);
+	c->file_fd = fd;
 	if (c->file_fd < 0) {
-		respond_error(c, errno == ENOENT || errno == ENOTDIR ? 404 :
-				 errno == EXDEV || errno == ELOOP || errno == EACCES ? 403 :
-				 errno == ENAMETOOLONG ? 414 : 500, head_only, "");
+		respond_error(c, err == ENOENT || err == ENOTDIR ? 404 :
+				 err == EXDEV || err == ELOOP || err == EACCES ? 403 :
+				 err == ENAMETOOLONG ? 414 : 500, head_only, "");
 		return;
 	}
-	if (fstat(c->file_fd, &st) || !S_ISREG(st.st_mode)) {
+	/* Before any read: a FIFO, device or socket is never read. O_NONBLOCK
+	 * off again: io_uring would fail a cold read of the file with EAGAIN. */
+	int fl = fcntl(c->file_fd, F_GETFL);
+
+	if (fstat(c->file_fd, &st) || !S_ISREG(st.st_mode) || fl < 0 ||
+	    fcntl(c->file_fd, F_SETFL, fl & ~O_NONBLOCK)) {
+		int dir = S_ISDIR(st.st_mode);
+
 		end_body(c);
-		respond_error(c, 404, head_only, "");
+		respond_error(c, dir ? 403 : 404, head_only, "");
+		return;
+	}
+	/* Validators: the size and the modification time to the nanosecond. */
+	char etag[64], modified[HTTP_DATE_LEN];
+
+	snprintf(etag, sizeof(etag), "\"%" PRIx64 "-%" PRIx64 ".%lx\"", (uint64_t)st.st_size,
+		 (uint64_t)st.st_mtim.tv_sec, (unsigned long)st.st_mtim.tv_nsec);
+	http_date(st.st_mtim.tv_sec, modified);
+	/* RFC 9110 13.2.2: If-None-Match, else If-Modified-Since; both before Range. */
+	if (req->if_none_match[0] ? http_etag_matches(req->if_none_match, etag) :
+	    req->has_ims && st.st_mtim.tv_sec <= req->ims) {
+		end_body(c);
+		c->head_len = (size_t)snprintf(c->head, HEAD_CAP,
+					       "HTTP/1.1 304 Not Modified\r\nServer: nowait-serve\r\n"
+					       "Date: %s\r\nLast-Modified: %s\r\nETag: %s\r\n%s\r\n",
+					       date_now(s), modified, etag,
+					       connection_header(c));
+		c->head_sent = 0;
+		c->rl.status = 304;
 		return;
 	}
 	status = http_resolve_range(req, (uint64_t)st.st_size, &first, &last);
@@ -390,11 +729,12 @@ static void begin_response(struct conn *c, const struct http_request *req)
 			 "Content-Range: bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64 "\r\n", first, last,
 			 (uint64_t)st.st_size);
 	c->head_len = (size_t)snprintf(c->head, HEAD_CAP,
-				       "HTTP/1.1 %d %s\r\nServer: nowait-serve\r\n"
-				       "Content-Type: application/octet-stream\r\nAccept-Ranges: bytes\r\n"
-				       "Content-Length: %" PRIu64 "\r\n%s%s\r\n",
-				       status, http_reason(status), len, range_header,
-				       c->close_after ? "Connection: close\r\n" : "");
+				       "HTTP/1.1 %d %s\r\nServer: nowait-serve\r\nDate: %s\r\n"
+				       "Last-Modified: %s\r\nETag: %s\r\nContent-Type: %s\r\n"
+				       "Accept-Ranges: bytes\r\nContent-Length: %" PRIu64 "\r\n%s%s\r\n",
+				       status, http_reason(status), date_now(s), modified, etag,
+				       content_type(s, req->path), len, range_header,
+				       connection_header(c));
 	c->head_sent = 0;
 	c->rl.status = status;
 	if (head_only || len == 0) {
@@ -406,7 +746,7 @@ static void begin_response(struct conn *c, const struct http_request *req)
 		/* --probe-root: the same path below another directory holds
 		 * the pages (overlayfs' lower layer: an overlay file's own
 		 * mapping never has any, so cachestat of it says 0). */
-		int pfd = s->probe_fd >= 0 ? open_beneath(s->probe_fd, req->path) : c->file_fd;
+		int pfd = s->probe_fd >= 0 ? open_beneath(s->probe_fd, req->path, false) : c->file_fd;
 
 		c->rl.cached = pfd >= 0 ? range_cached(pfd, first, len) : -1;
 		if (pfd >= 0 && pfd != c->file_fd)
@@ -426,6 +766,40 @@ static void begin_response(struct conn *c, const struct http_request *req)
 	c->body_left = len;
 }
 
+/*
+ * One line in the common log format: host - - [time] "request" status
+ * bytes. The request line is rebuilt from the parsed request (the path
+ * decoded, with quotes, spaces and controls escaped again), or "-".
+ */
+static void access_log(struct conn *c)
+{
+	struct request_log *r = &c->rl;
+	time_t t = (time_t)(r->wall_start_ns / 1000000000u);
+	char when[64], path[3 * HTTP_PATH_MAX + 1], *p = path, bytes[24] = "-";
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%d/%b/%Y:%H:%M:%S +0000", &tm);
+	if (c->has_req) {
+		for (const unsigned char *q = (const unsigned char *)c->hreq.path; *q; q++) {
+			if (*q <= ' ' || *q == '"' || *q == '%' || *q >= 0x7f)
+				p += sprintf(p, "%%%02X", *q);
+			else
+				*p++ = (char)*q;
+		}
+	}
+	*p = 0;
+	if (r->body_bytes)
+		snprintf(bytes, sizeof(bytes), "%" PRIu64, r->body_bytes);
+	if (c->has_req)
+		fprintf(c->srv->access, "%s - - [%s] \"%s /%s HTTP/1.%u\" %d %s\n", c->peer_str, when,
+			c->hreq.method == HTTP_HEAD ? "HEAD" : "GET", path, c->hreq.minor, r->status,
+			bytes);
+	else
+		fprintf(c->srv->access, "%s - - [%s] \"-\" %d %s\n", c->peer_str, when, r->status,
+			bytes);
+}
+
 static void log_request(struct conn *c)
 {
 	struct server *s = c->srv;
@@ -434,6 +808,9 @@ static void log_request(struct conn *c)
 			  r->reads_queued ? "queued" : r->reads_inline ? "inline" : "none";
 
 	s->requests++;
+	if (s->access)
+		access_log(c);
+	c->has_req = false;
 	if (!s->log)
 		return;
 	s->now_ns = clock_ns(CLOCK_MONOTONIC);
@@ -549,7 +926,7 @@ static void conn_run(struct conn *c)
 		linger(c);
 		return;
 	}
-	while (!c->read_in_flight) {
+	while (!c->read_in_flight && !c->opening) {
 		enum io r = sock_send(c, c->head, c->head_len, &c->head_sent);
 
 		if (r == IO_DONE)
@@ -578,20 +955,28 @@ static void conn_run(struct conn *c)
 
 		struct http_request req;
 		size_t used = 0;
-		int status = http_parse(c->in, c->in_len, IN_CAP, &req, &used);
+		int status = http_header_ready(c->in, c->in_len, IN_CAP, &c->scanned) ?
+			     http_parse(c->in, c->in_len, IN_CAP, &req, &used) : 0;
 
+		if (status == 0 && c->in_len)
+			header_begin(c);
 		if (status == 0) {
 			r = sock_recv(c);
 			if (r == IO_AGAIN)
 				return;
-			if (r != IO_DONE)
+			if (r == IO_PLAIN_HTTP)
+				status = 400;
+			else if (r != IO_DONE)
 				goto close;
-			continue;
+			else
+				continue;
 		}
+		header_end(c);
 		c->responding = true;
 		c->rl = (struct request_log){ .cached = -1 };
 		c->rl.wall_start_ns = clock_ns(CLOCK_REALTIME);
 		c->rl.start_ns = s->now_ns = clock_ns(CLOCK_MONOTONIC);
+		c->scanned = 0;		/* the buffer moves, or starts anew */
 		if (status == 200) {
 			memmove(c->in, c->in + used, c->in_len - used);
 			c->in_len -= used;
@@ -658,6 +1043,36 @@ static void reap_completions(struct server *s)
 	}
 }
 
+/* The opener's results: each connection's response goes on. */
+static void reap_opens(struct server *s)
+{
+	struct conn *c;
+	uint64_t v;
+
+	if (read(s->op.efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		die("opener eventfd: %s", strerror(errno));
+	pthread_mutex_lock(&s->op.lock);
+	c = s->op.done;
+	s->op.done = NULL;
+	pthread_mutex_unlock(&s->op.lock);
+	while (c) {
+		struct conn *next = c->open_next;
+
+		c->opening = false;
+		s->opens_in_flight--;
+		if (c->closed) {
+			if (c->open_fd >= 0)
+				close(c->open_fd);
+			bury(c);
+		} else {
+			s->now_ns = clock_ns(CLOCK_MONOTONIC);
+			opened(c, c->open_fd, c->open_err);
+			conn_run(c);
+		}
+		c = next;
+	}
+}
+
 static void run_ready(struct server *s)
 {
 	while (s->ready) {
@@ -670,10 +1085,16 @@ static void run_ready(struct server *s)
 
 /* ---- accepting and timing out -------------------------------------------- */
 
-/* At the cap, the least recently active connection that waits for a
- * request makes room: an idle flood cannot lock newcomers out. */
+/* At the cap, the oldest slow request header makes room, else the least
+ * recently active connection that waits for a request: neither an idle
+ * flood nor clients that send a byte now and then lock newcomers out. */
 static bool make_room(struct server *s)
 {
+	if (s->hdr_first && s->now_ns - s->hdr_first->header_ns >= SLOW_HEADER_NS) {
+		s->evictions++;
+		conn_close(s->hdr_first);
+		return true;
+	}
 	for (struct conn *c = s->lru_first; c; c = c->lru_next) {
 		if (!c->responding && c->in_len == 0) {
 			s->evictions++;
@@ -687,11 +1108,18 @@ static bool make_room(struct server *s)
 static void accept_all(struct server *s)
 {
 	for (;;) {
-		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), one = 1;
+		struct sockaddr_storage sa;
+		socklen_t salen = sizeof(sa);
+		int fd = accept4(s->listen_fd, (struct sockaddr *)&sa, &salen,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC), one = 1;
+		struct peer *peer;
 
 		if (fd < 0)
 			return;	/* EAGAIN; descriptors cannot run out, see setup() */
-		if (s->conns >= s->cfg.max_conns && !make_room(s)) {
+		if (!(peer = peer_take(s, &sa)) ||
+		    (s->conns >= s->cfg.max_conns && !make_room(s))) {
+			if (peer)
+				peer_put(s, peer);
 			s->refused++;
 			close(fd);
 			continue;
@@ -699,9 +1127,17 @@ static void accept_all(struct server *s)
 		struct conn *c = calloc(1, sizeof(*c));
 
 		if (!c) {
+			peer_put(s, peer);
 			close(fd);
 			continue;
 		}
+		c->peer = peer;
+		if (sa.ss_family == AF_INET6)
+			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&sa)->sin6_addr, c->peer_str,
+				  sizeof(c->peer_str));
+		else
+			inet_ntop(AF_INET, &((struct sockaddr_in *)&sa)->sin_addr, c->peer_str,
+				  sizeof(c->peer_str));
 		c->srv = s;
 		c->fd = fd;
 		c->file_fd = -1;
@@ -711,6 +1147,7 @@ static void accept_all(struct server *s)
 			c->ssl = SSL_new(s->tls);
 			if (!c->ssl || !SSL_set_fd(c->ssl, fd)) {
 				SSL_free(c->ssl);
+				peer_put(s, peer);
 				free(c);
 				close(fd);
 				continue;
@@ -720,6 +1157,7 @@ static void accept_all(struct server *s)
 		s->conns++;
 		c->active_ns = s->now_ns;
 		lru_append(s, c);
+		header_begin(c);	/* the TLS handshake and the first request */
 		struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
 					  .data.ptr = c };
 
@@ -732,10 +1170,16 @@ static void accept_all(struct server *s)
 static void sweep_idle(struct server *s)
 {
 	uint64_t limit = (uint64_t)s->cfg.idle_timeout_s * 1000000000u;
+	uint64_t header_limit = (uint64_t)s->cfg.header_timeout_s * 1000000000u;
 
 	s->last_sweep_ns = s->now_ns;
 	while (s->lru_first && s->now_ns - s->lru_first->active_ns >= limit)
 		conn_close(s->lru_first);
+	/* The whole header within its deadline, however steadily its bytes come. */
+	while (s->hdr_first && s->now_ns - s->hdr_first->header_ns >= header_limit) {
+		s->header_timeouts++;
+		conn_close(s->hdr_first);
+	}
 }
 
 /* ---- setup --------------------------------------------------------------- */
@@ -750,9 +1194,14 @@ static void watch(struct server *s, int fd, uint64_t tag)
 
 static void setup(struct server *s)
 {
-	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons((uint16_t)s->cfg.port) };
-	socklen_t alen = sizeof(addr);
-	sigset_t sigs;
+	/* IPv6 when the address has a colon ("::1", "::" for every address). */
+	bool v6 = strchr(s->cfg.bind, ':');
+	union {
+		struct sockaddr sa;
+		struct sockaddr_in v4;
+		struct sockaddr_in6 v6;
+	} addr = { 0 };
+	socklen_t alen = v6 ? sizeof(addr.v6) : sizeof(addr.v4);
 	int one = 1;
 
 	/*
@@ -767,8 +1216,12 @@ static void setup(struct server *s)
 		nofile.rlim_cur = nofile.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &nofile);
 		getrlimit(RLIMIT_NOFILE, &nofile);
-		if (nofile.rlim_cur < 2 * (rlim_t)s->cfg.max_conns + 64)
-			s->cfg.max_conns = nofile.rlim_cur > 66 ? (unsigned)(nofile.rlim_cur - 64) / 2 : 1;
+		/* Every worker's connections, and 64 for the rest. */
+		rlim_t per = 2 * (rlim_t)s->cfg.workers;
+
+		if (nofile.rlim_cur < per * s->cfg.max_conns + 64)
+			s->cfg.max_conns = nofile.rlim_cur > per + 64 ?
+					   (unsigned)((nofile.rlim_cur - 64) / per) : 1;
 	}
 	s->root_fd = open(s->cfg.root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (s->root_fd < 0)
@@ -777,9 +1230,15 @@ static void setup(struct server *s)
 	if (s->cfg.probe_root &&
 	    (s->probe_fd = open(s->cfg.probe_root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		die("%s: %s", s->cfg.probe_root, strerror(errno));
-	if (s->cfg.log && !(s->log = fopen(s->cfg.log, "w")))
+	if (s->index == 0 && s->cfg.log && !(s->log = fopen(s->cfg.log, "w")))
 		die("%s: %s", s->cfg.log, strerror(errno));
-	if (s->log)
+	/* Appended to, a line at a time, so that it can be rotated and tailed. */
+	if (s->index == 0 && s->cfg.access_log) {
+		if (!(s->access = fopen(s->cfg.access_log, "ae")))
+			die("%s: %s", s->cfg.access_log, strerror(errno));
+		setvbuf(s->access, NULL, _IOLBF, 0);
+	}
+	if (s->index == 0 && s->log)
 		fprintf(s->log, "# nowait-serve mode=%s tls=%d\n# wall_start_ns service_ns "
 			"data_ns status body_bytes cached reads_inline reads_queued how\n",
 			mode_names[s->cfg.mode], s->cfg.cert != NULL);
@@ -795,14 +1254,29 @@ static void setup(struct server *s)
 	}
 
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
-	s->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (s->epfd < 0 || s->listen_fd < 0 || inet_pton(AF_INET, s->cfg.bind, &addr.sin_addr) != 1)
+	s->listen_fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (v6) {
+		addr.v6.sin6_family = AF_INET6;
+		addr.v6.sin6_port = htons((uint16_t)s->cfg.port);
+	} else {
+		addr.v4.sin_family = AF_INET;
+		addr.v4.sin_port = htons((uint16_t)s->cfg.port);
+	}
+	if (s->epfd < 0 || s->listen_fd < 0 ||
+	    inet_pton(v6 ? AF_INET6 : AF_INET, s->cfg.bind,
+		      v6 ? (void *)&addr.v6.sin6_addr : (void *)&addr.v4.sin_addr) != 1)
 		die("cannot set up the listening socket on %s", s->cfg.bind);
 	setsockopt(s->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(s->listen_fd, (struct sockaddr *)&addr, sizeof(addr)) ||
-	    listen(s->listen_fd, 1024) ||
-	    getsockname(s->listen_fd, (struct sockaddr *)&addr, &alen))
+	/* Workers: a listening socket each on one port, the kernel spreads connections. */
+	if (s->cfg.workers > 1 &&
+	    setsockopt(s->listen_fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)))
+		die("SO_REUSEPORT: %s", strerror(errno));
+	if (bind(s->listen_fd, &addr.sa, alen) || listen(s->listen_fd, 1024) ||
+	    getsockname(s->listen_fd, &addr.sa, &alen))
 		die("%s:%u: %s", s->cfg.bind, s->cfg.port, strerror(errno));
+	s->v6 = v6;
+	s->bound_port = ntohs(v6 ? addr.v6.sin6_port : addr.v4.sin_port);
+	load_mime_types(s);
 	watch(s, s->listen_fd, EV_LISTEN);
 
 	if (s->cfg.mode == MODE_URING) {
@@ -823,18 +1297,19 @@ static void setup(struct server *s)
 		watch(s, nowait_fd(s->nowait), EV_COMPLETIONS);
 	}
 
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	sigprocmask(SIG_BLOCK, &sigs, NULL);
-	s->signal_fd = signalfd(-1, &sigs, SFD_CLOEXEC);
-	watch(s, s->signal_fd, EV_SIGNAL);
-	signal(SIGPIPE, SIG_IGN);	/* OpenSSL writes with write(2), not MSG_NOSIGNAL */
+	s->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (s->stop_fd < 0)
+		die("eventfd: %s", strerror(errno));
+	watch(s, s->stop_fd, EV_SIGNAL);
 
-	/* Tests and the benchmark read the port from this line (--port 0). */
-	printf("nowait-serve: listening on %s://%s:%u mode %s\n", s->tls ? "https" : "http",
-	       s->cfg.bind, ntohs(addr.sin_port), mode_names[s->cfg.mode]);
-	fflush(stdout);
+	/* main() blocked SIGINT and SIGTERM: the opener inherits the mask. */
+	s->op.root_fd = s->root_fd;
+	s->op.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	pthread_mutex_init(&s->op.lock, NULL);
+	pthread_cond_init(&s->op.wake, NULL);
+	if (s->op.efd < 0 || pthread_create(&s->op.thread, NULL, opener, s))
+		die("opener thread: %s", strerror(errno));
+	watch(s, s->op.efd, EV_OPENED);
 }
 
 /* Closes everything; reads still in flight finish into their buffers
@@ -846,6 +1321,18 @@ static void shutdown_server(struct server *s)
 	while (s->lru_first)
 		conn_close(s->lru_first);
 	run_ready(s);	/* the batch the signal interrupted may have left some */
+	while (s->opens_in_flight) {
+		struct pollfd p = { .fd = s->op.efd, .events = POLLIN };
+
+		poll(&p, 1, -1);
+		reap_opens(s);
+	}
+	pthread_mutex_lock(&s->op.lock);
+	s->op.stop = true;
+	pthread_cond_signal(&s->op.wake);
+	pthread_mutex_unlock(&s->op.lock);
+	pthread_join(s->op.thread, NULL);
+	close(s->op.efd);
 	while (s->reads_in_flight) {
 		if (s->cfg.mode == MODE_URING) {
 			struct io_uring_cqe *cqe;
@@ -861,23 +1348,27 @@ static void shutdown_server(struct server *s)
 	}
 	free_dead(s);
 	getrusage(RUSAGE_SELF, &ru);
-	fprintf(stderr, "nowait-serve: mode=%s requests=%" PRIu64 " reads_inline=%" PRIu64
+	fprintf(stderr, "nowait-serve: mode=%s worker=%u requests=%" PRIu64 " reads_inline=%" PRIu64
 		" reads_queued=%" PRIu64 " evictions=%" PRIu64 " refused=%" PRIu64
+		" header_timeouts=%" PRIu64 " opens_cached=%" PRIu64 " opens_helper=%" PRIu64
 		" cpu_user_s=%.3f cpu_sys_s=%.3f\n",
-		mode_names[s->cfg.mode], s->requests, s->reads_inline, s->reads_queued, s->evictions,
-		s->refused, ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+		mode_names[s->cfg.mode], s->index, s->requests, s->reads_inline, s->reads_queued, s->evictions,
+		s->refused, s->header_timeouts, s->opens_cached, s->opens_helper, ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
 		ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
 	if (s->nowait)
 		nowait_destroy(s->nowait);
 	if (s->cfg.mode == MODE_URING)
 		io_uring_queue_exit(&s->ring);
-	if (s->log)
-		fclose(s->log);
+	if (s->log && s->index == 0)
+		fclose(s->log);	/* main() shuts worker 0 down last */
+	if (s->access && s->index == 0)
+		fclose(s->access);
 	SSL_CTX_free(s->tls);
-	close(s->signal_fd);
+	close(s->stop_fd);
 	close(s->listen_fd);
 	close(s->epfd);
 	close(s->root_fd);
+	free(s->mimes);
 	if (s->probe_fd >= 0)
 		close(s->probe_fd);
 }
@@ -900,11 +1391,14 @@ static void serve(struct server *s)
 				break;
 			case EV_SIGNAL:
 				return;
+			case EV_OPENED:
+				reap_opens(s);
+				break;
 			default: {
 				struct conn *c = events[i].data.ptr;
 
 				/* A completion earlier in this batch may have closed it. */
-				if (!c->closed && !c->read_in_flight)
+				if (!c->closed && !c->read_in_flight && !c->opening)
 					conn_run(c);
 			}
 			}
@@ -916,20 +1410,86 @@ static void serve(struct server *s)
 	}
 }
 
+static void *worker_main(void *arg)
+{
+	struct server *s = arg;
+
+	s->now_ns = s->last_sweep_ns = clock_ns(CLOCK_MONOTONIC);
+	serve(s);
+	return NULL;
+}
+
+/*
+ * The workers, each a server of its own on the same port, in threads; this
+ * thread waits for SIGINT or SIGTERM, stops them, and shuts each down.
+ */
+static int run_workers(const struct config *cfg)
+{
+	struct server *servers = calloc(cfg->workers, sizeof(*servers));
+	uint64_t one = 1;
+	sigset_t sigs;
+	int sig;
+
+	if (!servers)
+		die("out of memory");
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);	/* every thread inherits it */
+	signal(SIGPIPE, SIG_IGN);	/* OpenSSL writes with write(2), not MSG_NOSIGNAL */
+	for (unsigned i = 0; i < cfg->workers; i++) {
+		struct server *s = &servers[i];
+
+		s->cfg = *cfg;
+		s->index = i;
+		if (i) {
+			s->cfg.port = servers[0].bound_port;
+			s->log = servers[0].log;
+			s->access = servers[0].access;
+		}
+		setup(s);
+	}
+	/* Tests and the benchmark read the port from this line (--port 0). */
+	printf("nowait-serve: listening on %s://%s%s%s:%u mode %s\n",
+	       servers[0].tls ? "https" : "http", servers[0].v6 ? "[" : "", cfg->bind,
+	       servers[0].v6 ? "]" : "", servers[0].bound_port, mode_names[cfg->mode]);
+	fflush(stdout);
+	for (unsigned i = 0; i < cfg->workers; i++)
+		if (pthread_create(&servers[i].thread, NULL, worker_main, &servers[i]))
+			die("worker thread: %s", strerror(errno));
+	while (sigwait(&sigs, &sig))
+		;
+	for (unsigned i = 0; i < cfg->workers; i++)
+		if (write(servers[i].stop_fd, &one, sizeof(one)) < 0)
+			die("stop: %s", strerror(errno));
+	for (unsigned i = cfg->workers; i-- > 0;) {
+		pthread_join(servers[i].thread, NULL);
+		shutdown_server(&servers[i]);
+	}
+	free(servers);
+	return 0;
+}
+
 static void usage(void)
 {
 	fputs("usage: nowait-serve --root DIR [options]\n"
 	      "  --mode M            pool, adaptive (default), io_uring, sendfile (plain HTTP only)\n"
-	      "  --bind ADDR         IPv4 address to listen on (default 127.0.0.1)\n"
+	      "  --bind ADDR         IPv4 or IPv6 address to listen on (default 127.0.0.1)\n"
 	      "  --port N            TCP port, 0 for any free one (default 8080)\n"
 	      "  --cert F --key F    serve HTTPS with this PEM certificate chain and key\n"
 	      "  --log FILE          one line per request: service time, cached, inline or queued\n"
+	      "  --access-log FILE   append one line per request in the common log format\n"
 	      "  --probe-root DIR    the log's cached column: probe the same path below DIR\n"
 	      "                      (overlayfs: its lower layer; an overlay file shows no pages)\n"
-	      "  --threads N         libnowait pool threads (default 4)\n"
+	      "  --threads N         libnowait pool threads (default 4), per worker\n"
+	      "  --workers N         event loop threads, each with its own listening socket\n"
+	      "                      (SO_REUSEPORT), pool or ring, and limits (default 1)\n"
 	      "  --chunk BYTES       bytes per file read (default 65536)\n"
 	      "  --max-conns N       connection cap (default 1024)\n"
-	      "  --idle-timeout S    close connections without progress for S seconds (default 30)\n",
+	      "  --idle-timeout S    close connections without progress for S seconds (default 30)\n"
+	      "  --header-timeout S  the whole request header (and TLS handshake) within S\n"
+	      "                      seconds of its first byte, or the connection is closed (10)\n"
+	      "  --max-per-addr N    connections from one client address at once (default 256)\n",
 	      stderr);
 	exit(2);
 }
@@ -959,11 +1519,16 @@ int main(int argc, char **argv)
 		{ "chunk", required_argument, NULL, 'C' },
 		{ "max-conns", required_argument, NULL, 'M' },
 		{ "idle-timeout", required_argument, NULL, 'i' },
+		{ "header-timeout", required_argument, NULL, 'H' },
+		{ "max-per-addr", required_argument, NULL, 'A' },
+		{ "workers", required_argument, NULL, 'W' },
+		{ "access-log", required_argument, NULL, 'a' },
 		{ 0 }
 	};
 	struct server s = {
 		.cfg = { .bind = "127.0.0.1", .mode = MODE_ADAPTIVE, .port = 8080, .max_conns = 1024,
-			 .idle_timeout_s = 30, .threads = 4, .chunk = 65536 },
+			 .idle_timeout_s = 30, .header_timeout_s = 10, .max_per_addr = 256, .workers = 1,
+			 .threads = 4, .chunk = 65536 },
 	};
 	int o;
 
@@ -980,6 +1545,10 @@ int main(int argc, char **argv)
 		case 'C': s.cfg.chunk = parse_unsigned(optarg, 4096, 1u << 24); break;
 		case 'M': s.cfg.max_conns = parse_unsigned(optarg, 1, 1u << 20); break;
 		case 'i': s.cfg.idle_timeout_s = parse_unsigned(optarg, 1, 86400); break;
+		case 'H': s.cfg.header_timeout_s = parse_unsigned(optarg, 1, 86400); break;
+		case 'A': s.cfg.max_per_addr = parse_unsigned(optarg, 1, 1u << 20); break;
+		case 'W': s.cfg.workers = parse_unsigned(optarg, 1, 256); break;
+		case 'a': s.cfg.access_log = optarg; break;
 		case 'm': {
 			unsigned m = 0;
 
@@ -997,9 +1566,5 @@ int main(int argc, char **argv)
 	if (!s.cfg.root || optind != argc || !s.cfg.cert != !s.cfg.key ||
 	    (s.cfg.cert && s.cfg.mode == MODE_SENDFILE))
 		usage();
-	setup(&s);
-	s.now_ns = s.last_sweep_ns = clock_ns(CLOCK_MONOTONIC);
-	serve(&s);
-	shutdown_server(&s);
-	return 0;
+	return run_workers(&s.cfg);
 }

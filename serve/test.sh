@@ -41,12 +41,15 @@ echo "secret outside the root" >"$work/outside/secret"
 sizes=(0 1 4095 4096 65535 65536 65537 300001 1048589)
 for s in "${sizes[@]}"; do head -c "$s" /dev/urandom >"$root/f$s"; done
 cp "$root/f4096" "$root/sub/name with space"
+echo '<p>hello</p>' >"$root/page.HTML"
+echo 'p { }' >"$root/style.css"
+touch -d '2020-02-03 04:05:06 UTC' "$root/f4096"
 ln -s ../f65536 "$root/sub/link-inside"
 ln -s "$work/outside/secret" "$root/link-absolute-out"
 ln -s ../outside/secret "$root/link-relative-out"
 ln -s ../../outside/secret "$root/sub/link-up-out"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-	-subj /CN=localhost -addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null ||
+	-subj /CN=localhost -addext subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null ||
 	{ echo "not ok - openssl req made no certificate"; exit 1; }
 
 sha() { sha256sum | cut -d' ' -f1; }
@@ -172,7 +175,8 @@ paths_outside_refused() {
 		refused /%00 400 &&
 		refused /bad%zzescape 400 &&
 		refused /missing 404 &&
-		refused /sub 404
+		refused /sub 403 &&
+		refused /sub/ 403
 }
 
 # ---- raw requests (plain HTTP only: the parser is the same under TLS) ----
@@ -215,6 +219,34 @@ malformed_requests_refused() {
 		expect_raw '\r\nGET /f1 HTTP/1.1\r\nHost: a\r\n\r\n' 200
 }
 
+# A request written a byte at a time (each its own segment, with
+# TCP_NODELAY's help on our side): the header end is found however it is
+# split, by the incremental scan.
+byte_at_a_time_answered() {
+	local req=$'\r\n\r\nGET /f1 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n' i line
+	exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
+	for ((i = 0; i < ${#req}; i++)); do
+		printf '%s' "${req:i:1}" >&3
+		sleep 0.01
+	done
+	IFS= read -r -t 30 line <&3
+	exec 3>&-
+	[ "${line%$'\r'}" = "HTTP/1.1 200 OK" ]
+}
+
+# HTTP/1.0 with Connection: keep-alive gets it back and the connection
+# stays open for a second request; without it, Connection: close.
+http10_keep_alive() {
+	local out
+	exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
+	printf 'GET /f1 HTTP/1.0\r\nConnection: keep-alive\r\n\r\nHEAD /f1 HTTP/1.0\r\n\r\n' >&3
+	# The body ends without a newline: match anywhere in the line.
+	out=$(timeout 30 cat <&3 | tr -d '\r' | grep -ao 'HTTP/1.1 200 OK\|^Connection: [a-z-]*')
+	exec 3>&-
+	[ "$out" = $'HTTP/1.1 200 OK\nConnection: keep-alive\nHTTP/1.1 200 OK\nConnection: close' ] ||
+		{ echo "# got: $(tr '\n' '|' <<<"$out")" >&2; return 1; }
+}
+
 pipelined_requests_answered() {
 	local n
 	exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
@@ -248,6 +280,39 @@ stalled_clients_do_not_stall_others() {
 	[ $ok = 1 ]
 }
 
+header_of() {	# NAME: the value of a header in $work/headers
+	tr -d '\r' <"$work/headers" | sed -n "s/^$1: //Ip" | head -n 1
+}
+
+# Date, Last-Modified, ETag and the media type; If-None-Match and
+# If-Modified-Since answer 304 with no body when the file is unchanged.
+validators_and_types() {
+	local etag modified
+	[ "$(status_of "$base/f4096" -D "$work/headers")" = 200 ] || return 1
+	etag=$(header_of ETag) modified=$(header_of Last-Modified)
+	[ "$modified" = "Mon, 03 Feb 2020 04:05:06 GMT" ] &&
+		[[ $etag == '"'*'"' ]] &&
+		[[ $(header_of Date) == ???,\ ??\ ???\ ????\ ??:??:??\ GMT ]] &&
+		[ "$(header_of Content-Type)" = application/octet-stream ] ||
+		{ echo "# headers: $(tr -d '\r' <"$work/headers" | tr '\n' '|')" >&2; return 1; }
+	rm -f "$work/body"	# curl writes no file for an empty body
+	[ "$(status_of "$base/f4096" -H "If-None-Match: $etag")" = 304 ] && [ ! -s "$work/body" ] &&
+		[ "$(status_of "$base/f4096" -H "If-None-Match: \"x\", W/$etag")" = 304 ] &&
+		[ "$(status_of "$base/f4096" -H 'If-None-Match: "other"')" = 200 ] &&
+		[ "$(status_of "$base/f4096" -H "If-Modified-Since: $modified")" = 304 ] &&
+		[ "$(status_of "$base/f4096" -H 'If-Modified-Since: Sun, 02 Feb 2020 00:00:00 GMT')" = 200 ] &&
+		[ "$(status_of "$base/f4096" -H 'If-None-Match: "other"' -H "If-Modified-Since: $modified")" = 200 ] ||
+		{ echo "# conditional requests" >&2; return 1; }
+	status_of "$base/page.HTML" -D "$work/headers" >/dev/null && [ "$(header_of Content-Type)" = text/html ] &&
+		status_of "$base/style.css" -D "$work/headers" >/dev/null && [ "$(header_of Content-Type)" = text/css ] ||
+		{ echo "# content types" >&2; return 1; }
+}
+
+# Plain HTTP sent to the TLS port gets a plain 400, not a reset.
+plain_http_to_tls_port_400() {
+	[ "$(curl -s --max-time 20 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/f1")" = 400 ]
+}
+
 log_says() {	# MODE: every request logged; pool never inline, adaptive inline for cached files
 	local lines inline
 	kill -0 "$server_pid" || return 1
@@ -272,10 +337,14 @@ for run in pool:http pool:https adaptive:http adaptive:https io_uring:http io_ur
 	check "$run: unsatisfiable ranges get 416 with Content-Range */size" unsatisfiable_range_is_416
 	check "$run: HEAD gives Content-Length and no body" head_has_length
 	check "$run: symlink inside the root, %20, //, ./ and a query work" links_inside_and_odd_names_work
-	check "$run: .., %2e%2e, %2f, NUL, symlinks out refused" paths_outside_refused
+	check "$run: .., %2e%2e, %2f, NUL, symlinks out refused; directories 403" paths_outside_refused
+	check "$run: Date, Last-Modified, ETag, content types; 304 for If-None-Match, If-Modified-Since" validators_and_types
+	[ "$scheme" = https ] && check "$run: plain HTTP to the TLS port gets 400" plain_http_to_tls_port_400
 	if [ "$scheme" = http ]; then
 		check "$run: malformed requests 400/431/505, unknown methods 405/501" malformed_requests_refused
 		check "$run: pipelined requests answered in order" pipelined_requests_answered
+		check "$run: a request written a byte at a time is answered" byte_at_a_time_answered
+		check "$run: HTTP/1.0 keep-alive is answered with Connection: keep-alive" http10_keep_alive
 	fi
 	check "$run: stalled clients do not stall another client" stalled_clients_do_not_stall_others
 	check "$run: per-request log as the mode implies" log_says "$mode"
@@ -312,6 +381,260 @@ cap_makes_room() {
 if start_server adaptive https --max-conns 3; then
 	check "max-conns 3: six idle connections do not lock out a client" cap_makes_room
 	check "max-conns 3: clean exit" stop_server
+fi
+
+# ---- hostile clients ----
+# A FIFO under the root: asking for it must not stop the server (an open
+# that waits for a writer, or a read that waits for data, in the loop).
+fifo_does_not_freeze() {
+	local pid ok=0
+	mkfifo "$root/fifo" || return 1
+	curl "${curl_opts[@]}" --max-time 20 -o /dev/null "$base/fifo" &
+	pid=$!
+	sleep 0.5
+	[ "$(curl "${curl_opts[@]}" --max-time 10 "$base/f65536" | sha)" = "${want[f65536]}" ] &&
+		[ "$(status_of "$base/fifo" --max-time 10)" = 404 ] && ok=1
+	# A server stuck in open(2) would stay stuck: give it a writer.
+	[ $ok = 1 ] || timeout 2 sh -c ": >'$root/fifo'"
+	wait "$pid"
+	rm -f "$root/fifo"
+	[ $ok = 1 ]
+}
+if start_server adaptive https; then
+	check "fifo under the root: 404, and another client is served meanwhile" fifo_does_not_freeze
+	check "fifo: clean exit" stop_server
+else
+	check "fifo: server starts" false
+fi
+
+# Clients that send a byte of a request now and then (slowloris), each for
+# at most SECONDS: started in the background, their pids in slow_pids.
+slow_clients() {	# COUNT SECONDS
+	local i
+	slow_pids=()
+	for i in $(seq "$1"); do
+		(
+			exec 3<>"/dev/tcp/127.0.0.1/$port" || exit 0
+			# Under TLS: a handshake record of 512 bytes, then its bytes slowly.
+			[ "$scheme" = https ] && printf '\026\003\001\002\000' >&3
+			for _ in $(seq "$2"); do
+				printf G >&3 2>/dev/null || exit 0
+				sleep 1
+			done
+		) &
+		slow_pids+=($!)
+	done
+}
+
+# At the cap, slow partial requests make room for a newcomer.
+slowloris_does_not_lock_out() {
+	local ok=0
+	slow_clients 12 15
+	sleep 3
+	[ "$(curl "${curl_opts[@]}" --max-time 10 "$base/f65536" | sha)" = "${want[f65536]}" ] && ok=1
+	kill "${slow_pids[@]}" 2>/dev/null
+	wait "${slow_pids[@]}" 2>/dev/null
+	[ $ok = 1 ]
+}
+for scheme in http https; do
+	if start_server adaptive "$scheme" --max-conns 8 --idle-timeout 60; then
+		check "$scheme max-conns 8: twelve slowloris clients do not lock out a client" slowloris_does_not_lock_out
+		check "$scheme slowloris: clean exit" stop_server
+	else
+		check "$scheme slowloris: server starts" false
+	fi
+done
+
+# A header that keeps trickling in is closed at its deadline, not kept by
+# every new byte as the idle timeout would be.
+header_deadline_closes() {
+	local start=$SECONDS rc
+	exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
+	( for _ in $(seq 30); do printf G >&3 2>/dev/null || exit 0; sleep 1; done ) &
+	local writer=$!
+	timeout 25 cat <&3 >/dev/null	# returns at EOF, when the server closed it
+	rc=$?
+	kill "$writer" 2>/dev/null
+	wait "$writer" 2>/dev/null
+	exec 3>&-
+	[ $rc -eq 0 ] && [ $((SECONDS - start)) -le 20 ]
+}
+if start_server adaptive http --header-timeout 3 --idle-timeout 60; then
+	check "header-timeout 3: a header sent a byte a second is closed" header_deadline_closes
+	check "header-timeout: clean exit" stop_server
+else
+	check "header-timeout: server starts" false
+fi
+
+# A connection flood from one address (300 connections that send nothing,
+# above the default --max-per-addr of 256) while a client on another
+# address is served; the server refuses the excess.
+flood_does_not_lock_out() {
+	local fds=() i fd ok=1
+	for i in $(seq 300); do
+		exec {fd}<>"/dev/tcp/127.0.0.1/$port" || break
+		fds+=("$fd")
+	done
+	[ "$(curl "${curl_opts[@]}" --max-time 20 --interface 127.0.0.2 "$base/f65536" | sha)" = "${want[f65536]}" ] || ok=0
+	for fd in "${fds[@]}"; do exec {fd}>&-; done
+	[ $ok = 1 ]
+}
+flood_refused() {
+	local n
+	n=$(sed -n 's/.* refused=\([0-9]*\).*/\1/p' "$work/err")
+	[ "${n:-0}" -ge 44 ] || { echo "# refused=${n:-none}" >&2; return 1; }
+}
+if start_server adaptive https; then
+	check "flood: 300 idle connections from one address, another address served" flood_does_not_lock_out
+	check "flood: clean exit" stop_server
+	check "flood: at least the 44 connections above --max-per-addr refused" flood_refused
+else
+	check "flood: server starts" false
+fi
+
+# Descriptor reuse under load: clients that hang up mid-body (their
+# connection and file closed while reads may be in flight, the numbers
+# going at once to the next connections and files) beside clients whose
+# bodies must arrive intact.
+fd_reuse_under_load() {
+	local pids=() i ok=1
+	for i in $(seq 40); do
+		curl "${curl_opts[@]}" --max-time 0.0$((RANDOM % 9 + 1)) -o /dev/null "$base/f1048589" &
+		pids+=($!)
+		if [ $((i % 4)) = 0 ]; then
+			curl "${curl_opts[@]}" -o "$work/reuse$i" "$base/f${sizes[$((i / 4 % ${#sizes[@]}))]}" &
+			pids+=($!)
+		fi
+	done
+	for i in "${pids[@]}"; do wait "$i"; done
+	for i in $(seq 4 4 40); do
+		[ "$(sha <"$work/reuse$i")" = "${want[f${sizes[$((i / 4 % ${#sizes[@]}))]}]}" ] ||
+			{ echo "# reuse$i differs" >&2; ok=0; }
+	done
+	[ $ok = 1 ]
+}
+for run in pool:http adaptive:https io_uring:https; do
+	if start_server "${run%:*}" "${run#*:}" --threads 2; then
+		check "$run: clients hanging up mid-body beside intact ones (fd reuse under load)" fd_reuse_under_load
+		check "$run: fd reuse under load: clean exit" stop_server
+	else
+		check "$run: fd reuse under load: server starts" false
+	fi
+done
+
+# Connections from one address are limited; another address is served.
+per_address_limit() {
+	local fds=() i fd ok=1
+	for i in 1 2 3 4 5 6; do
+		exec {fd}<>"/dev/tcp/127.0.0.1/$port" || return 1
+		fds+=("$fd")
+	done
+	sleep 0.5
+	[ "$(curl "${curl_opts[@]}" --max-time 10 --interface 127.0.0.2 "$base/f65536" | sha)" = "${want[f65536]}" ] ||
+		{ echo "# 127.0.0.2 not served" >&2; ok=0; }
+	curl "${curl_opts[@]}" --max-time 10 -o /dev/null "$base/f1" &&
+		{ echo "# a fifth connection from 127.0.0.1 was served" >&2; ok=0; }
+	for fd in "${fds[@]}"; do exec {fd}>&-; done
+	[ $ok = 1 ]
+}
+if start_server adaptive http --max-per-addr 4 --max-conns 100; then
+	check "max-per-addr 4: a fifth connection refused, another address served" per_address_limit
+	check "max-per-addr: clean exit" stop_server
+else
+	check "max-per-addr: server starts" false
+fi
+
+# Paths the dentry cache does not know (never looked up) are opened by the
+# opener thread, not the loop: they are answered, and the exit line counts
+# them.
+uncached_paths_answered() {
+	local i
+	for i in 1 2 3; do
+		[ "$(status_of "$base/never-looked-up-$RANDOM$RANDOM-$i")" = 404 ] || return 1
+	done
+	[ "$(curl "${curl_opts[@]}" "$base/f65536" | sha)" = "${want[f65536]}" ]
+}
+opener_counted() {
+	local n
+	n=$(sed -n 's/.* opens_helper=\([0-9]*\).*/\1/p' "$work/err")
+	[ "${n:-0}" -ge 3 ] || { echo "# opens_helper=${n:-none}" >&2; return 1; }
+}
+if start_server adaptive http; then
+	check "uncached paths: 404s from the opener thread, and a file after them" uncached_paths_answered
+	check "uncached paths: clean exit" stop_server
+	check "uncached paths: the exit line counts three opens in the opener" opener_counted
+else
+	check "uncached paths: server starts" false
+fi
+
+# --workers 3: three loops on one port (SO_REUSEPORT); twelve parallel
+# clients are answered, by more than one of them (all twelve on one of
+# three has a chance of 3 in 3^12, 1 in 177147), and each exits cleanly.
+workers_serve() {
+	local pids=() i ok=1
+	for i in $(seq 12); do
+		curl "${curl_opts[@]}" -o "$work/w$i" "$base/f300001" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || ok=0; done
+	for i in $(seq 12); do
+		[ "$(sha <"$work/w$i")" = "${want[f300001]}" ] || ok=0
+	done
+	[ $ok = 1 ]
+}
+workers_shared_the_load() {
+	local busy
+	[ "$(grep -c '^nowait-serve: mode=adaptive worker=' "$work/err")" = 3 ] || return 1
+	busy=$(grep '^nowait-serve: mode=adaptive worker=' "$work/err" | grep -vc ' requests=0 ')
+	[ "$busy" -ge 2 ] || { echo "# $busy of 3 workers served" >&2; return 1; }
+}
+if start_server adaptive https --workers 3; then
+	check "workers 3: twelve parallel clients, sha256 equal" workers_serve
+	check "workers 3: clean exit" stop_server
+	check "workers 3: three exit lines, at least two workers served" workers_shared_the_load
+else
+	check "workers 3: server starts" false
+fi
+
+# --access-log: one common-log-format line per response, appended.
+access_log_lines() {
+	local got
+	curl "${curl_opts[@]}" -o /dev/null "$base/f4096" -o /dev/null "$base/missing" \
+		-o /dev/null "$base/sub/name%20with%20space" &&
+		curl "${curl_opts[@]}" -I -o /dev/null "$base/f1" &&
+		[ "$(raw_status 'GARBAGE\r\n\r\n')" = 400 ]
+}
+access_log_says() {
+	local re='^127\.0\.0\.1 - - \[[0-9]{2}/[A-Z][a-z]{2}/[0-9]{4}:[0-9]{2}:[0-9]{2}:[0-9]{2} \+0000\] '
+	[ "$(wc -l <"$work/access")" = 6 ] &&
+		grep -Eq "$re\"GET /f4096 HTTP/1.1\" 200 4096\$" "$work/access" &&
+		grep -Eq "$re\"GET /missing HTTP/1.1\" 404 -\$" "$work/access" &&
+		grep -Eq "$re\"GET /sub/name%20with%20space HTTP/1.1\" 200 4096\$" "$work/access" &&
+		grep -Eq "$re\"HEAD /f1 HTTP/1.1\" 200 -\$" "$work/access" &&
+		grep -Eq "$re\"-\" 400 -\$" "$work/access" &&
+		grep -q '^# an older line' "$work/access" ||
+		{ sed 's/^/# /' "$work/access" >&2; return 1; }
+}
+echo '# an older line' >"$work/access"
+if start_server adaptive http --access-log "$work/access" --workers 2; then
+	check "access-log: requests made" access_log_lines
+	check "access-log: clean exit" stop_server
+	check "access-log: a common-log-format line per response, appended" access_log_says
+else
+	check "access-log: server starts" false
+fi
+
+# IPv6: --bind ::1.
+ipv6_served() {
+	[ "$(curl "${curl_opts[@]}" --max-time 20 -g "https://[::1]:$port/f65536" | sha)" = "${want[f65536]}" ]
+}
+if ! ip -6 addr show dev lo 2>/dev/null | grep -q '::1'; then
+	check "ipv6: loopback ::1 exists here" false
+elif start_server adaptive https --bind ::1; then
+	check "ipv6 --bind ::1: a file over HTTPS" ipv6_served
+	check "ipv6: clean exit" stop_server
+else
+	check "ipv6: server starts" false
 fi
 
 # --probe-root: the log's cached column comes from the same path below

@@ -4,7 +4,52 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#ifndef NOWAIT_NO_URING
 #include <liburing.h>
+#else
+/*
+ * Built without liburing (make NW_URING=no): the ring never comes up
+ * (io_uring_queue_init says ENOSYS, so AUTO is threads and IO_URING fails),
+ * and nothing else below is reached; these only let it compile.
+ */
+struct io_uring { int ring_fd; };
+struct io_uring_sqe { int unused; };
+struct io_uring_cqe { int res; };
+static int io_uring_queue_init(unsigned n, struct io_uring *r, unsigned fl)
+{
+	(void)n, (void)r, (void)fl;
+	return -ENOSYS;
+}
+static void io_uring_queue_exit(struct io_uring *r) { (void)r; }
+static int io_uring_register_eventfd(struct io_uring *r, int fd) { (void)r, (void)fd; return -ENOSYS; }
+static int io_uring_register_iowq_max_workers(struct io_uring *r, unsigned *w)
+{
+	(void)r, (void)w;
+	return -ENOSYS;
+}
+static struct io_uring_sqe *io_uring_get_sqe(struct io_uring *r) { (void)r; return NULL; }
+static int io_uring_submit(struct io_uring *r) { (void)r; return -ENOSYS; }
+static int io_uring_submit_and_wait(struct io_uring *r, unsigned n) { (void)r, (void)n; return -ENOSYS; }
+static unsigned io_uring_sq_ready(const struct io_uring *r) { (void)r; return 0; }
+static int io_uring_peek_cqe(struct io_uring *r, struct io_uring_cqe **c) { (void)r, (void)c; return -EAGAIN; }
+static void io_uring_cqe_seen(struct io_uring *r, struct io_uring_cqe *c) { (void)r, (void)c; }
+static void *io_uring_cqe_get_data(const struct io_uring_cqe *c) { (void)c; return NULL; }
+static void io_uring_sqe_set_data(struct io_uring_sqe *s, void *d) { (void)s, (void)d; }
+static void io_uring_prep_readv(struct io_uring_sqe *s, int fd, const struct iovec *v, unsigned n,
+				off_t o)
+{
+	(void)s, (void)fd, (void)v, (void)n, (void)o;
+}
+static void io_uring_prep_writev(struct io_uring_sqe *s, int fd, const struct iovec *v, unsigned n,
+				 off_t o)
+{
+	(void)s, (void)fd, (void)v, (void)n, (void)o;
+}
+static void io_uring_prep_cancel64(struct io_uring_sqe *s, uint64_t d, int fl)
+{
+	(void)s, (void)d, (void)fl;
+}
+#endif
 #include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -13,7 +58,9 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -28,15 +75,45 @@ struct queue {
 	struct nowait_req *head, *tail;
 };
 
-/* Where a request is (req->state), each change under the lock named. */
-enum {
-	ST_IDLE,	/* not in the library: completed inline, or reaped */
-	ST_QUEUED,	/* in a pool queue (pool lock) */
-	ST_BLOCKED,	/* a write behind an earlier overlapping one (ctx lock) */
-	ST_RUNNING,	/* in a pool thread (pool lock), or in io_uring (ctx lock) */
-	ST_STREAM,	/* a pipe or socket read, with the streamer (ctx lock) */
-	ST_DONE,	/* on the done queue (ctx lock) */
+/* Files in a line, linked by their qnext: the streamer's to-do, or the closed ones. */
+struct files {
+	struct nowait_file *head, *tail;
 };
+
+/*
+ * Where a request is (req->state), each change under the lock named. The
+ * states in the library are unlikely values, so that a second submission
+ * of a request still in the library is refused (-EBUSY) even when the
+ * caller did not zero the struct before its first one.
+ */
+enum {
+	ST_IDLE = 0,		/* not in the library: completed inline, or reaped */
+	ST_QUEUED = 0x6e770a01,	/* in a pool queue (pool lock) */
+	ST_BLOCKED,		/* a write behind an earlier overlapping one (ctx lock) */
+	ST_RUNNING,		/* in a pool thread (pool lock), or in io_uring (ctx lock) */
+	ST_STREAM,		/* a stream read waiting for data, on its file's queue (ctx lock) */
+	ST_STREAM_BUSY,		/* the streamer is reading it now, unlocked (ctx lock) */
+	ST_DONE,		/* on the done queue (ctx lock) */
+};
+
+/*
+ * Changes are made under the locks named above; reads that are not under
+ * them (a second submission, which must not race with the library's own
+ * change) are atomic, as are the changes, so no access is a data race.
+ */
+static void set_state(struct nowait_req *req, int state)
+{
+	__atomic_store_n(&req->state, state, __ATOMIC_RELEASE);
+}
+
+static int get_state(const struct nowait_req *req)
+{
+	return __atomic_load_n(&req->state, __ATOMIC_ACQUIRE);
+}
+
+/* nowait_file.magic: a registered file, and one nowait_file_close() closed. */
+#define FILE_OPEN 0x6e77f11eu
+#define FILE_CLOSED 0x6e77deadu
 
 /*
  * While background requests wait, a pool thread takes at most this many
@@ -47,6 +124,11 @@ enum {
 #define RING_ENTRIES 256
 
 #define CACHELINE 64
+#define NSHARDS 8
+
+struct shard {
+	_Alignas(CACHELINE) _Atomic uint64_t c[NCOUNTERS];
+};
 
 struct slot {
 	struct nowait_pool *pool;
@@ -91,19 +173,32 @@ struct nowait_ctx {
 	unsigned skip_below, resume_at;	/* hit ratio thresholds, percent * RATIO_ONE */
 	struct nowait_pool *pool;	/* NULL with io_uring */
 	int stream_efd;			/* wakes the streamer; -1 until it runs */
+	int stream_epfd;		/* the streams' readiness; -1 until the streamer runs */
 
-	_Alignas(CACHELINE) pthread_mutex_t lock;
+	_Alignas(CACHELINE) pthread_mutex_t lock;	/* error checking: see refuse_destroy() */
 	struct queue done;		/* under lock */
-	struct queue streams;		/* under lock: reads for the streamer */
+	struct files todo;		/* under lock: streams whose first read to try */
+	pthread_cond_t stream_idle;	/* under lock: a read left ST_STREAM_BUSY */
 	struct nowait_file *files;	/* under lock */
+	struct files closed;		/* under lock: for reuse, oldest first */
 	bool stopping;			/* under lock */
 	unsigned running;		/* under the pool's lock: in its threads */
 	bool uring;			/* the ring below is the backend */
 	struct io_uring ring;		/* under lock */
 	unsigned ring_inflight;		/* under lock */
+	atomic_uint inflight;		/* queued and not yet reaped, for max_inflight */
+	bool cancel_done;		/* under lock: the ring answered the cancel below */
+	int cancel_res;			/* under lock: its answer */
 	pthread_t streamer;
 
-	_Alignas(CACHELINE) _Atomic uint64_t stats[NCOUNTERS];
+	/*
+	 * The context's counters in shards of their own cache lines, a file's
+	 * counts in the shard it was given at open: threads reading different
+	 * files do not contend for one line (two threads on one context were
+	 * 35% slower a hit with one set of counters).
+	 */
+	struct shard stats[NSHARDS];
+	unsigned next_shard;		/* under lock */
 };
 
 /* The adaptive state of one direction, reads or writes, of a file. */
@@ -115,14 +210,25 @@ struct adapt {
 	atomic_uint unsupported;	/* calls left to skip after EOPNOTSUPP */
 };
 
+/*
+ * The struct stays allocated until the context is destroyed: a closed one
+ * waits on ctx->closed for reuse, so that a second nowait_file_close() (or
+ * a stale epoll event) finds it closed instead of freed memory.
+ */
 struct nowait_file {
 	struct nowait_ctx *ctx;
-	int fd;
+	int fd;			/* the library's own duplicate, never the caller's number */
+	unsigned magic;		/* FILE_OPEN or FILE_CLOSED, under ctx->lock */
 	atomic_int never;	/* counter of a reason never to try inline, or -1 */
 	bool regular;
-	bool stream;		/* pipe, socket or character device */
+	bool stream;		/* anything but a regular file or block device: read when ready */
+	bool nopoll;		/* a stream epoll refuses (/dev/zero): RWF_NOWAIT or an error */
 	bool append;		/* O_APPEND: where a write lands is known only as it runs */
-	atomic_bool plain;	/* a stream that refuses RWF_NOWAIT: poll, then read */
+	atomic_bool plain;	/* a stream that refuses RWF_NOWAIT: poll, then read what is there */
+	struct queue sq;	/* under ctx->lock: its stream reads, oldest first */
+	struct nowait_file *qnext;	/* under ctx->lock: on ctx->todo or ctx->closed */
+	unsigned shard;		/* its counts go to ctx->stats[shard] */
+	bool on_todo;		/* under ctx->lock */
 	struct adapt rd, wr;
 	atomic_int cls;		/* NOWAIT_CLASS_* of its queued requests */
 	atomic_uint inflight;	/* queued and not yet reaped */
@@ -169,16 +275,14 @@ static void free_alive_page(const int *alive)
 static void count(struct nowait_file *f, int ctr, uint64_t n)
 {
 	atomic_fetch_add_explicit(&f->stats[ctr], n, memory_order_relaxed);
-	atomic_fetch_add_explicit(&f->ctx->stats[ctr], n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&f->ctx->stats[f->shard].c[ctr], n, memory_order_relaxed);
 }
 
-static void snapshot(_Atomic uint64_t *src, struct nowait_stats *stats)
+/* Adds a set of counters to v. */
+static void tally(const _Atomic uint64_t *src, uint64_t *v)
 {
-	uint64_t v[NCOUNTERS];
-
 	for (size_t i = 0; i < NCOUNTERS; i++)
-		v[i] = atomic_load_explicit(&src[i], memory_order_relaxed);
-	memcpy(stats, v, sizeof(v));
+		v[i] += atomic_load_explicit(&src[i], memory_order_relaxed);
 }
 
 static void push(struct queue *q, struct nowait_req *req)
@@ -227,20 +331,9 @@ static bool finish(struct nowait_ctx *ctx, struct nowait_req *req)
 {
 	bool first = !ctx->done.head;
 
-	req->state = ST_DONE;
+	set_state(req, ST_DONE);
 	push(&ctx->done, req);
 	return first;
-}
-
-static void complete(struct nowait_ctx *ctx, struct nowait_req *req)
-{
-	bool first;
-
-	pthread_mutex_lock(&ctx->lock);
-	first = finish(ctx, req);
-	pthread_mutex_unlock(&ctx->lock);
-	if (first)
-		notify(ctx->efd);
 }
 
 /*
@@ -325,9 +418,12 @@ static void judge_eperm(struct nowait_req *req)
 static bool overlap(const struct nowait_file *f, const struct nowait_req *a,
 		    const struct nowait_req *b)
 {
+	uint64_t a0 = (uint64_t)a->offset, b0 = (uint64_t)b->offset;
+
 	if (f->append || a->offset < 0 || b->offset < 0)
 		return true;
-	return a->offset < b->offset + (off_t)b->want && b->offset < a->offset + (off_t)a->want;
+	/* Unsigned: an offset near INT64_MAX plus a length would overflow off_t. */
+	return a0 < b0 + b->want && b0 < a0 + a->want;
 }
 
 static void dispatch(struct nowait_ctx *ctx, struct nowait_req *req);
@@ -387,7 +483,7 @@ static struct nowait_req *take(struct nowait_pool *pool)
 		return NULL;
 	pool->streak = !bg && pool->q[NOWAIT_CLASS_BACKGROUND].head ? pool->streak + 1 : 0;
 	pool->queued--;
-	req->state = ST_RUNNING;
+	set_state(req, ST_RUNNING);
 	return req;
 }
 
@@ -496,7 +592,7 @@ static bool pool_push(struct nowait_pool *pool, struct nowait_req *req, int cls)
 	ok = pool->nthreads > 0;
 	if (ok) {
 		push(&pool->q[cls], req);
-		req->state = ST_QUEUED;
+		set_state(req, ST_QUEUED);
 		pool->queued++;
 		pthread_cond_signal(&pool->wake);
 	}
@@ -523,7 +619,7 @@ static int ring_submit(struct nowait_ctx *ctx, struct nowait_req *req)
 	else
 		io_uring_prep_readv(sqe, req->file->fd, iov, cnt, offset_at(req, req->done));
 	io_uring_sqe_set_data(sqe, req);
-	req->state = ST_RUNNING;
+	set_state(req, ST_RUNNING);
 	ctx->ring_inflight++;
 	io_uring_submit(&ctx->ring);
 	return 0;
@@ -557,6 +653,11 @@ static void ring_reap(struct nowait_ctx *ctx)
 		int n = cqe->res;
 
 		io_uring_cqe_seen(&ctx->ring, cqe);
+		if ((void *)req == &ctx->cancel_res) {	/* ring_cancel()'s answer */
+			ctx->cancel_res = n;
+			ctx->cancel_done = true;
+			continue;
+		}
 		ctx->ring_inflight--;
 		if (n > 0) {
 			req->done += n;
@@ -572,123 +673,293 @@ static void ring_reap(struct nowait_ctx *ctx)
 }
 
 /*
- * One read of a stream, like read(2): what is there, or EOF. False while it
- * would have to wait for data. The first try of a request on a stream that
- * refuses RWF_NOWAIT (old kernels' pipes, most character devices) waits for
- * poll(2) first, so that its plain read finds data.
+ * The streams' reads (pipes, sockets, FIFOs, ttys, character devices,
+ * eventfd, timerfd, signalfd, inotify, ...): none may hold a pool thread
+ * while it waits for data, nor a blocking read(2) that nowait_destroy()
+ * could not end. One thread waits for all of them with epoll(7): each file
+ * queues its reads, only the first is tried, and a file whose first read
+ * would block is armed (EPOLLONESHOT) until its descriptor is readable, so
+ * an event costs the same however many reads wait.
  */
-static bool stream_read(struct nowait_ctx *ctx, struct nowait_req *req, bool fresh)
-{
-	struct nowait_file *f = req->file;
-	bool plain = atomic_load(&f->plain);
-	ssize_t n;
 
-	if (plain && fresh)
+static void files_push(struct files *q, struct nowait_file *f)
+{
+	f->qnext = NULL;
+	if (q->tail)
+		q->tail->qnext = f;
+	else
+		q->head = f;
+	q->tail = f;
+}
+
+static struct nowait_file *files_pop(struct files *q)
+{
+	struct nowait_file *f = q->head;
+
+	if (f && !(q->head = f->qnext))
+		q->tail = NULL;
+	return f;
+}
+
+/* Under ctx->lock: f's first read is to be tried. True when the streamer must be woken. */
+static bool todo_add(struct nowait_ctx *ctx, struct nowait_file *f)
+{
+	bool wake = !ctx->todo.head;
+
+	if (f->on_todo || f->magic != FILE_OPEN)
 		return false;
-	n = ctx->p.preadv2(f->fd, req->iov, req->iovcnt, req->offset, plain ? 0 : RWF_NOWAIT);
-	if (n < 0 && errno == EAGAIN)
-		return false;
-	if (n < 0 && errno == EOPNOTSUPP && !plain) {
-		atomic_store(&f->plain, true);
-		return false;
+	f->on_todo = true;
+	files_push(&ctx->todo, f);
+	return wake;
+}
+
+static struct nowait_file *todo_pop(struct nowait_ctx *ctx)
+{
+	struct nowait_file *f = files_pop(&ctx->todo);
+
+	if (f)
+		f->on_todo = false;
+	return f;
+}
+
+static void todo_remove(struct nowait_ctx *ctx, struct nowait_file *f)
+{
+	struct nowait_file *prev = NULL;
+
+	if (!f->on_todo)
+		return;
+	for (struct nowait_file **link = &ctx->todo.head; *link; prev = *link, link = &(*link)->qnext) {
+		if (*link == f) {
+			*link = f->qnext;
+			if (ctx->todo.tail == f)
+				ctx->todo.tail = prev;
+			break;
+		}
 	}
+	f->on_todo = false;
+}
+
+/*
+ * For a stream that refuses RWF_NOWAIT: the first non-empty buffer of req,
+ * cut to the bytes the kernel says are there (FIONREAD), so that a plain
+ * read returns at once (a tty in raw mode with VMIN would wait for more).
+ * 1 with *one set, 0 when nothing is there yet, or -errno: -EOPNOTSUPP when
+ * the descriptor can say neither, so that a read could block.
+ */
+static int plain_span(const struct nowait_file *f, const struct nowait_req *req,
+		      struct iovec *one)
+{
+	struct pollfd pfd = { .fd = f->fd, .events = POLLIN };
+	int avail = 0;
+
+	*one = (struct iovec){ 0 };
+	for (int i = 0; i < req->iovcnt; i++) {
+		if (req->iov[i].iov_len) {
+			*one = req->iov[i];
+			break;
+		}
+	}
+	if (!one->iov_len)
+		return 1;	/* nothing asked: read(2) of 0 bytes returns at once */
+	if (ioctl(f->fd, FIONREAD, &avail) < 0)
+		return -EOPNOTSUPP;
+	if (avail > 0) {
+		if ((size_t)avail < one->iov_len)
+			one->iov_len = (size_t)avail;
+		return 1;
+	}
+	/* Nothing there: only a hung-up or failed descriptor answers at once (EOF, EIO). */
+	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR)))
+		return 1;
+	return 0;
+}
+
+/*
+ * Under ctx->lock: asks io_uring to cancel req (IORING_OP_ASYNC_CANCEL) and
+ * waits for the answer, which comes at once. 0 when req will complete with
+ * -ECANCELED, -EBUSY when its transfer runs and will complete normally,
+ * -EALREADY when it completed.
+ */
+static int ring_cancel(struct nowait_ctx *ctx, struct nowait_req *req)
+{
+	/*
+	 * Not found while still ST_RUNNING: its completion was posted but
+	 * not reaped, and ring_reap() resubmitted the rest: ask once more. A
+	 * buffered read waiting for its pages is not found either: it runs.
+	 */
+	for (int tries = 0; tries < 2 && get_state(req) == ST_RUNNING; tries++) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&ctx->ring);
+
+		if (!sqe) {
+			io_uring_submit(&ctx->ring);
+			sqe = io_uring_get_sqe(&ctx->ring);
+			if (!sqe)
+				return -EBUSY;
+		}
+		io_uring_prep_cancel64(sqe, (uint64_t)(uintptr_t)req, 0);
+		io_uring_sqe_set_data(sqe, &ctx->cancel_res);
+		ctx->cancel_done = false;
+		while (!ctx->cancel_done) {
+			int err = io_uring_submit_and_wait(&ctx->ring, 1);
+
+			if (err < 0 && err != -EINTR && err != -EAGAIN)
+				return -EBUSY;
+			ring_reap(ctx);
+		}
+		if (ctx->cancel_res == 0)
+			return 0;
+		if (ctx->cancel_res != -ENOENT)
+			return -EBUSY;
+	}
+	return get_state(req) == ST_RUNNING ? -EBUSY : -EALREADY;
+}
+
+/*
+ * One read of a stream, unlocked, like read(2): what is there, 0 at EOF, or
+ * an error, into req->res. False while it would have to wait for data.
+ */
+static bool stream_read(struct nowait_ctx *ctx, struct nowait_file *f, struct nowait_req *req)
+{
+	struct iovec one;
+	ssize_t n;
+	int ready;
+
+	if (!atomic_load(&f->plain)) {
+		n = ctx->p.preadv2(f->fd, req->iov, req->iovcnt, req->offset, RWF_NOWAIT);
+		if (n < 0 && errno == EAGAIN && !f->nopoll)
+			return false;
+		if (n >= 0 || errno != EOPNOTSUPP || f->nopoll)
+			goto done;
+		atomic_store(&f->plain, true);
+	}
+	ready = plain_span(f, req, &one);
+	if (!ready)
+		return false;
+	if (ready < 0) {
+		req->res = ready;
+		return true;
+	}
+	n = ctx->p.preadv2(f->fd, &one, 1, req->offset, 0);
+done:
 	if (n > 0)
 		count(f, CTR(bytes_pool), n);
 	req->res = n < 0 ? -errno : n;
 	return true;
 }
 
+/* Under ctx->lock: wakes f's streamer read when f is readable. 0 or -errno. */
+static int arm(struct nowait_ctx *ctx, struct nowait_file *f)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT, .data.ptr = f };
+
+	return epoll_ctl(ctx->stream_epfd, EPOLL_CTL_MOD, f->fd, &ev) ? -errno : 0;
+}
+
 /*
- * Serves the reads of streams: a read waiting for data must not hold a pool
- * thread (the regular files' reads would queue behind it) nor a blocking
- * read(2) that nowait_destroy() could not end. One poll(2) covers them all.
+ * Under ctx->lock, dropped around each read: f's reads in order, until one
+ * would block (then f is armed) or none is left.
  */
+static void service(struct nowait_ctx *ctx, struct nowait_file *f)
+{
+	struct nowait_req *req;
+
+	while ((req = f->sq.head)) {
+		bool done;
+
+		set_state(req, ST_STREAM_BUSY);
+		pthread_mutex_unlock(&ctx->lock);
+		done = stream_read(ctx, f, req);
+		pthread_mutex_lock(&ctx->lock);
+		pthread_cond_broadcast(&ctx->stream_idle);
+		if (!done) {
+			int err = arm(ctx, f);
+
+			if (!err) {
+				set_state(req, ST_STREAM);
+				return;
+			}
+			req->res = err;	/* without the arm, it would never be woken */
+		}
+		pop(&f->sq);
+		if (finish(ctx, req))
+			notify(ctx->efd);
+	}
+}
+
 static void *streamer(void *arg)
 {
 	struct nowait_ctx *ctx = arg;
-	struct queue wait = { 0 };
-	struct nowait_req *req;
-	struct pollfd *pfds = NULL;
-	size_t npolled = 0, cap = 0;
+	struct epoll_event ev[64];
+	bool stop = false;
 
-	for (;;) {
-		struct nowait_req *prev = NULL, *next;
-		size_t i = 0, n = 0;
-		bool stop;
+	while (!stop) {
+		int n = epoll_wait(ctx->stream_epfd, ev, 64, -1);
+		struct nowait_file *f;
 
 		pthread_mutex_lock(&ctx->lock);
+		for (int i = 0; i < n; i++) {
+			if (ev[i].data.ptr)
+				todo_add(ctx, ev[i].data.ptr);	/* a closed one is skipped */
+			else
+				drain(ctx->stream_efd);
+		}
+		while (!ctx->stopping && (f = todo_pop(ctx)))
+			service(ctx, f);
 		stop = ctx->stopping;
-		while ((req = pop(&ctx->streams)))
-			push(&wait, req);
 		pthread_mutex_unlock(&ctx->lock);
-		if (stop)
-			break;
-
-		/* Requests past npolled arrived since the last poll: try them now. */
-		for (req = wait.head; req; req = next, i++) {
-			next = req->next;
-			if ((i >= npolled || pfds[i + 1].revents) &&
-			    stream_read(ctx, req, i >= npolled)) {
-				if (prev)
-					prev->next = next;
-				else
-					wait.head = next;
-				complete(ctx, req);
-			} else {
-				prev = req;
-				n++;
-			}
-		}
-		wait.tail = prev;
-
-		if (n + 1 > cap) {
-			struct pollfd *p = realloc(pfds, (n + 1) * sizeof(*p));
-
-			if (!p) {
-				/* Without a slot a request could never be woken. */
-				while ((req = pop(&wait))) {
-					req->res = -ENOMEM;
-					complete(ctx, req);
-				}
-				npolled = 0;
-				continue;
-			}
-			pfds = p;
-			cap = n + 1;
-		}
-		pfds[0] = (struct pollfd){ .fd = ctx->stream_efd, .events = POLLIN };
-		i = 1;
-		for (req = wait.head; req; req = req->next, i++)
-			pfds[i] = (struct pollfd){ .fd = req->file->fd, .events = POLLIN };
-		npolled = n;
-		if (poll(pfds, n + 1, -1) < 0)
-			for (i = 0; i <= n; i++)
-				pfds[i].revents = 0;
-		if (pfds[0].revents)
-			drain(ctx->stream_efd);
 	}
-	while ((req = pop(&wait)))
-		req->res = -ECANCELED;
-	free(pfds);
 	return NULL;
 }
 
 static int start_streamer(struct nowait_ctx *ctx)
 {
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
 	int err = 0;
 
 	pthread_mutex_lock(&ctx->lock);
 	if (ctx->stream_efd < 0) {
+		ctx->stream_epfd = epoll_create1(EPOLL_CLOEXEC);
 		ctx->stream_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		if (ctx->stream_efd < 0)
+		if (ctx->stream_epfd < 0 || ctx->stream_efd < 0 ||
+		    epoll_ctl(ctx->stream_epfd, EPOLL_CTL_ADD, ctx->stream_efd, &ev))
 			err = errno;
-		else if ((err = spawn(ctx->p.thread_create, &ctx->streamer, streamer, ctx)))
-			close(ctx->stream_efd);
-		if (err)
-			ctx->stream_efd = -1;
+		else
+			err = spawn(ctx->p.thread_create, &ctx->streamer, streamer, ctx);
+		if (err) {
+			if (ctx->stream_epfd >= 0)
+				close(ctx->stream_epfd);
+			if (ctx->stream_efd >= 0)
+				close(ctx->stream_efd);
+			ctx->stream_efd = ctx->stream_epfd = -1;
+		}
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	return err;
+}
+
+/*
+ * An error-checking mutex: locking it again in the thread that holds it
+ * says EDEADLK instead of hanging, which is how a nowait_destroy() called
+ * from a thread_create hook (run under these locks) is refused.
+ */
+static void checked_mutex_init(pthread_mutex_t *m)
+{
+	pthread_mutexattr_t a;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutex_init(m, &a);
+	pthread_mutexattr_destroy(&a);
+}
+
+/* Under pool->lock: whether the calling thread is one of the pool's. */
+static bool in_pool_thread(const struct nowait_pool *pool)
+{
+	for (unsigned i = 0; i < pool->max; i++)
+		if (pool->slots[i].started && !pool->slots[i].exited &&
+		    pthread_equal(pool->slots[i].thread, pthread_self()))
+			return true;
+	return false;
 }
 
 /* Stops and joins the threads of a pool no context uses any more, and frees it. */
@@ -735,7 +1006,7 @@ static int pool_new(unsigned min, unsigned max, unsigned idle_ms,
 	pool->thread_create = create ? create : pthread_create;
 	for (unsigned i = 0; i < max; i++)
 		pool->slots[i].pool = pool;
-	pthread_mutex_init(&pool->lock, NULL);
+	checked_mutex_init(&pool->lock);
 	/* Idle timeouts must not move with the wall clock. */
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -763,7 +1034,7 @@ static void pool_drop(struct nowait_pool *pool, struct queue *q, struct nowait_c
 	for (; req; req = req->next) {
 		if (req->file->ctx == ctx) {
 			req->res = -ECANCELED;
-			req->state = ST_IDLE;
+			set_state(req, ST_IDLE);
 			pool->queued--;
 			if (prev)
 				prev->next = req->next;
@@ -774,6 +1045,20 @@ static void pool_drop(struct nowait_pool *pool, struct queue *q, struct nowait_c
 		}
 	}
 	q->tail = prev;
+}
+
+/* Closes the descriptors of the open files and frees them, then the closed ones. */
+static void free_files(struct nowait_ctx *ctx)
+{
+	struct nowait_file *f;
+
+	while ((f = ctx->files)) {
+		ctx->files = f->next;
+		close(f->fd);
+		free(f);
+	}
+	while ((f = files_pop(&ctx->closed)))
+		free(f);
 }
 
 /*
@@ -804,23 +1089,31 @@ static void teardown(struct nowait_ctx *ctx)
 		if (!pool->shared)
 			pool_free(pool);
 	}
-	/* Writes still waiting for an earlier overlapping one never started. */
-	for (struct nowait_file *f = ctx->files; f; f = f->next)
-		for (req = f->writes; req; req = req->wnext)
-			req->res = -ECANCELED;
 	if (ctx->stream_efd >= 0) {
 		notify(ctx->stream_efd);
 		pthread_join(ctx->streamer, NULL);
 		close(ctx->stream_efd);
+		close(ctx->stream_epfd);
 	}
-	while (ctx->files) {
-		struct nowait_file *f = ctx->files;
-
-		ctx->files = f->next;
-		free(f);
+	for (struct nowait_file *f = ctx->files; f; f = f->next) {
+		/* Writes still waiting for an earlier overlapping one never started. */
+		for (req = f->writes; req; req = req->wnext) {
+			req->res = -ECANCELED;
+			set_state(req, ST_IDLE);
+		}
+		/* Stream reads still waiting for data: destroy never waits for a peer. */
+		while ((req = pop(&f->sq))) {
+			req->res = -ECANCELED;
+			set_state(req, ST_IDLE);
+		}
 	}
+	/* Completed but never reaped: free for the caller to submit again. */
+	while ((req = pop(&ctx->done)))
+		set_state(req, ST_IDLE);
+	free_files(ctx);
 	if (ctx->uring)
 		io_uring_queue_exit(&ctx->ring);
+	pthread_cond_destroy(&ctx->stream_idle);
 	pthread_mutex_destroy(&ctx->lock);
 	close(ctx->efd);
 	free_alive_page(ctx->alive);
@@ -855,7 +1148,7 @@ static int ring_init(struct nowait_ctx *ctx)
  */
 static bool unknown_fields(const struct nowait_params *p)
 {
-	size_t known = offsetof(struct nowait_params, backend) + sizeof(p->backend) -
+	size_t known = offsetof(struct nowait_params, max_inflight) + sizeof(p->max_inflight) -
 		       offsetof(struct nowait_params, reserved);
 
 	for (size_t i = (known + 7) / 8; i < sizeof(p->reserved) / sizeof(p->reserved[0]); i++)
@@ -926,13 +1219,14 @@ int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp)
 	if (ctx->resume_at > (ctx->skip_below + 100 * RATIO_ONE) / 2)
 		ctx->resume_at = (ctx->skip_below + 100 * RATIO_ONE) / 2;
 	atomic_init(&ctx->never, -1);
-	ctx->stream_efd = -1;
+	ctx->stream_efd = ctx->stream_epfd = -1;
 	ctx->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (ctx->efd < 0) {
 		err = errno;
 		goto fail;
 	}
-	pthread_mutex_init(&ctx->lock, NULL);
+	checked_mutex_init(&ctx->lock);
+	pthread_cond_init(&ctx->stream_idle, NULL);
 	backend = pick_backend(ctx, &asked);
 	if (backend < 0) {
 		err = -backend;
@@ -954,6 +1248,7 @@ int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp)
 	return 0;
 
 fail_efd:
+	pthread_cond_destroy(&ctx->stream_idle);
 	pthread_mutex_destroy(&ctx->lock);
 	close(ctx->efd);
 fail:
@@ -962,8 +1257,35 @@ fail:
 	return -err;
 }
 
-void nowait_destroy(struct nowait_ctx *ctx)
+/*
+ * -EDEADLK when destroy would wait for the calling thread itself: it is
+ * one of the context's threads (a preadv2, pwritev2 or thread_create hook
+ * running there), or it holds one of the locks (a thread_create hook).
+ */
+static int refuse_destroy(struct nowait_ctx *ctx)
 {
+	struct nowait_pool *pool = ctx->pool;
+	bool mine;
+
+	if (pthread_mutex_lock(&ctx->lock))
+		return -EDEADLK;
+	mine = ctx->stream_efd >= 0 && pthread_equal(ctx->streamer, pthread_self());
+	if (!mine && pool) {
+		if (pthread_mutex_lock(&pool->lock)) {
+			mine = true;
+		} else {
+			mine = in_pool_thread(pool);
+			pthread_mutex_unlock(&pool->lock);
+		}
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return mine ? -EDEADLK : 0;
+}
+
+int nowait_destroy(struct nowait_ctx *ctx)
+{
+	int err;
+
 	/*
 	 * The child's copy of the lock may have been held at the fork and its
 	 * lists may be half updated: close the descriptors, free nothing.
@@ -972,11 +1294,17 @@ void nowait_destroy(struct nowait_ctx *ctx)
 		close(ctx->efd);
 		if (ctx->stream_efd >= 0)
 			close(ctx->stream_efd);
+		if (ctx->stream_epfd >= 0)
+			close(ctx->stream_epfd);
 		if (ctx->uring)
 			close(ctx->ring.ring_fd);
-		return;
+		return 0;
 	}
+	err = refuse_destroy(ctx);
+	if (err)
+		return err;
 	teardown(ctx);
+	return 0;
 }
 
 int nowait_fd(const struct nowait_ctx *ctx)
@@ -1004,7 +1332,7 @@ int nowait_reap(struct nowait_ctx *ctx, struct nowait_req **reqs, int max)
 	if (ctx->uring)
 		ring_reap(ctx);
 	while (n < max && (reqs[n] = pop(&ctx->done))) {
-		reqs[n]->state = ST_IDLE;
+		set_state(reqs[n], ST_IDLE);
 		n++;
 	}
 	more = ctx->done.head;
@@ -1013,41 +1341,105 @@ int nowait_reap(struct nowait_ctx *ctx, struct nowait_req **reqs, int max)
 		notify(ctx->efd);
 	for (int i = 0; i < n; i++)
 		atomic_fetch_sub(&reqs[i]->file->inflight, 1);
+	if (n > 0)
+		atomic_fetch_sub_explicit(&ctx->inflight, (unsigned)n, memory_order_relaxed);
 	return n;
+}
+
+/*
+ * Under ctx->lock: the oldest closed file struct, or a new one, zeroed.
+ * Reuse is oldest first, so that a file just closed is the last to become
+ * another one (and a second close of it says EBADF meanwhile).
+ */
+static struct nowait_file *file_alloc(struct nowait_ctx *ctx)
+{
+	struct nowait_file *f = files_pop(&ctx->closed);
+
+	if (!f)
+		return calloc(1, sizeof(*f));
+	memset(f, 0, sizeof(*f));
+	return f;
+}
+
+/* Under ctx->lock: f to the list of closed files, for file_alloc(). */
+static void file_retire(struct nowait_ctx *ctx, struct nowait_file *f)
+{
+	f->magic = FILE_CLOSED;
+	files_push(&ctx->closed, f);
+}
+
+/*
+ * A stream goes into the streamer's epoll set, disarmed until a read of it
+ * must wait. One epoll refuses (no poll method: /dev/zero, /dev/null) gets
+ * RWF_NOWAIT reads only. 0 or -errno.
+ */
+static int stream_register(struct nowait_ctx *ctx, struct nowait_file *f)
+{
+	struct epoll_event ev = { .events = EPOLLONESHOT, .data.ptr = f };
+	int err = start_streamer(ctx);
+
+	if (err)
+		return -err;
+	if (!epoll_ctl(ctx->stream_epfd, EPOLL_CTL_ADD, f->fd, &ev))
+		return 0;
+	if (errno != EPERM)
+		return -errno;
+	f->nopoll = true;
+	return 0;
 }
 
 int nowait_file_open(struct nowait_ctx *ctx, int fd, struct nowait_file **filep)
 {
 	struct nowait_file *f;
 	struct stat st;
-	bool stream;
-	int fl, err;
+	int fl, err, own;
 
 	if (forked(ctx))
 		return -ECHILD;
 	if (fstat(fd, &st) < 0 || (fl = fcntl(fd, F_GETFL)) < 0)
 		return -errno;
-	/* Block devices are read like regular files: to the full length. */
-	stream = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode);
-	if (stream && (err = start_streamer(ctx)))
-		return -err;
-	f = calloc(1, sizeof(*f));
-	if (!f)
+	/*
+	 * The library's own reference to the file: a request never reaches
+	 * whatever file the caller's number names later, after a close(2).
+	 */
+	own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (own < 0)
+		return -errno;
+	pthread_mutex_lock(&ctx->lock);
+	f = file_alloc(ctx);
+	pthread_mutex_unlock(&ctx->lock);
+	if (!f) {
+		close(own);
 		return -ENOMEM;
+	}
 	f->ctx = ctx;
-	f->fd = fd;
+	f->fd = own;
+	/*
+	 * Block devices are read like regular files: to the full length.
+	 * Anything else (pipes, sockets, ttys, character devices, eventfd,
+	 * timerfd, signalfd, inotify, ...) may wait for data forever: a stream.
+	 */
+	f->regular = S_ISREG(st.st_mode);
+	f->stream = !f->regular && !S_ISBLK(st.st_mode);
+	if (f->stream && (err = stream_register(ctx, f))) {
+		close(own);
+		pthread_mutex_lock(&ctx->lock);
+		file_retire(ctx, f);
+		pthread_mutex_unlock(&ctx->lock);
+		return err;
+	}
 	/*
 	 * EAGAIN from a pipe or socket says nothing about the page cache, and
 	 * RWF_NOWAIT on O_DIRECT may do the device I/O inline.
 	 */
 	atomic_init(&f->never, !S_ISREG(st.st_mode) ? CTR(fb_not_regular) :
 			       fl & O_DIRECT ? CTR(fb_odirect) : -1);
-	f->stream = stream;
 	atomic_init(&f->rd.ratio, RATIO_ONE);
 	atomic_init(&f->wr.ratio, RATIO_ONE);
-	f->regular = S_ISREG(st.st_mode);
 	f->append = fl & O_APPEND;
 	pthread_mutex_lock(&ctx->lock);
+	f->magic = FILE_OPEN;
+	f->shard = ctx->next_shard++ % NSHARDS;
 	f->next = ctx->files;
 	if (f->next)
 		f->next->prev = f;
@@ -1063,17 +1455,29 @@ int nowait_file_close(struct nowait_file *f)
 
 	if (forked(ctx))
 		return -ECHILD;
-	if (atomic_load(&f->inflight))
-		return -EBUSY;
 	pthread_mutex_lock(&ctx->lock);
+	if (f->magic != FILE_OPEN) {
+		pthread_mutex_unlock(&ctx->lock);
+		return -EBADF;
+	}
+	if (atomic_load(&f->inflight)) {
+		pthread_mutex_unlock(&ctx->lock);
+		return -EBUSY;
+	}
 	if (f->prev)
 		f->prev->next = f->next;
 	else
 		ctx->files = f->next;
 	if (f->next)
 		f->next->prev = f->prev;
+	if (f->stream) {
+		todo_remove(ctx, f);
+		if (!f->nopoll)
+			epoll_ctl(ctx->stream_epfd, EPOLL_CTL_DEL, f->fd, NULL);
+	}
+	close(f->fd);
+	file_retire(ctx, f);
 	pthread_mutex_unlock(&ctx->lock);
-	free(f);
 	return 0;
 }
 
@@ -1188,19 +1592,24 @@ static bool at_eof(struct nowait_file *f, off_t offset, ssize_t n)
 static ssize_t queue(struct nowait_file *f, struct nowait_req *req, int why)
 {
 	struct nowait_ctx *ctx = f->ctx;
+	bool wake = false;
 
 	count(f, why, 1);
 	count(f, CTR(pool_jobs), 1);
 	atomic_fetch_add(&f->inflight, 1);
+	atomic_fetch_add_explicit(&ctx->inflight, 1, memory_order_relaxed);
 	pthread_mutex_lock(&ctx->lock);
 	if (f->stream) {
-		req->state = ST_STREAM;
-		push(&ctx->streams, req);
+		/* Behind its file's earlier reads; the first is tried at once. */
+		set_state(req, ST_STREAM);
+		if (!f->sq.head)
+			wake = todo_add(ctx, f);
+		push(&f->sq, req);
 	} else {
 		dispatch(ctx, req);
 	}
 	pthread_mutex_unlock(&ctx->lock);
-	if (f->stream)
+	if (wake)
 		notify(ctx->stream_efd);
 	return NOWAIT_QUEUED;
 }
@@ -1228,6 +1637,8 @@ static int prepare(struct nowait_file *f, struct nowait_req *req, const struct i
 {
 	if (forked(f->ctx))
 		return -ECHILD;
+	if (f->magic != FILE_OPEN)
+		return -EBADF;
 	if (invalid(iov, iovcnt, offset, &req->want))
 		return -EINVAL;
 	req->file = f;
@@ -1237,7 +1648,7 @@ static int prepare(struct nowait_file *f, struct nowait_req *req, const struct i
 	req->done = 0;
 	req->eperm = false;
 	req->write = write;
-	req->state = ST_IDLE;
+	set_state(req, ST_IDLE);
 	return 0;
 }
 
@@ -1271,6 +1682,13 @@ static ssize_t attempt_read(struct nowait_file *f, struct nowait_req *req, int *
 	return NOWAIT_QUEUED;
 }
 
+/* Whether max_inflight requests are in the library: back-pressure, -EAGAIN. */
+static bool full(const struct nowait_ctx *ctx)
+{
+	return ctx->p.max_inflight &&
+	       atomic_load_explicit(&ctx->inflight, memory_order_relaxed) >= ctx->p.max_inflight;
+}
+
 static ssize_t submit_read(struct nowait_file *f, struct nowait_req *req,
 			   const struct iovec *iov, int iovcnt, off_t offset)
 {
@@ -1279,6 +1697,8 @@ static ssize_t submit_read(struct nowait_file *f, struct nowait_req *req,
 
 	if (why)
 		return why;
+	if (full(f->ctx))
+		return -EAGAIN;
 	n = attempt_read(f, req, &why);
 	return n == NOWAIT_QUEUED ? queue(f, req, why) : n;
 }
@@ -1327,6 +1747,7 @@ static ssize_t queue_write(struct nowait_file *f, struct nowait_req *req)
 
 	count(f, CTR(write_pool_jobs), 1);
 	atomic_fetch_add(&f->inflight, 1);
+	atomic_fetch_add_explicit(&ctx->inflight, 1, memory_order_relaxed);
 	pthread_mutex_lock(&ctx->lock);
 	req->blockers = 0;
 	for (tail = &f->writes; *tail; tail = &(*tail)->wnext)
@@ -1335,7 +1756,7 @@ static ssize_t queue_write(struct nowait_file *f, struct nowait_req *req)
 	*tail = req;
 	atomic_fetch_add(&f->nwrites, 1);
 	if (req->blockers)
-		req->state = ST_BLOCKED;
+		set_state(req, ST_BLOCKED);
 	else
 		dispatch(ctx, req);
 	pthread_mutex_unlock(&ctx->lock);
@@ -1364,6 +1785,8 @@ static ssize_t submit_write(struct nowait_file *f, struct nowait_req *req,
 
 	if (err)
 		return err;
+	if (full(f->ctx))
+		return -EAGAIN;
 	/* Pipes and sockets would need a poll for room; devices are not served. */
 	if (!f->regular)
 		return -EOPNOTSUPP;
@@ -1410,37 +1833,68 @@ static const struct iovec *single(struct nowait_req *req, const void *buf, size_
 	return &req->one;
 }
 
+/*
+ * A request the library still has (queued, running, waiting for data, or
+ * completed and not reaped) submitted again: refused before anything of it
+ * is written, res included, since another thread may be writing it.
+ */
+static bool in_library(const struct nowait_req *req)
+{
+	switch (get_state(req)) {
+	case ST_QUEUED:
+	case ST_BLOCKED:
+	case ST_RUNNING:
+	case ST_STREAM:
+	case ST_STREAM_BUSY:
+	case ST_DONE:
+		return true;
+	default:
+		return false;
+	}
+}
+
 ssize_t nowait_writev(struct nowait_file *f, struct nowait_req *req,
 		      const struct iovec *iov, int iovcnt, off_t offset)
 {
+	if (in_library(req))
+		return -EBUSY;
 	return result(req, submit_write(f, req, iov, iovcnt, offset));
 }
 
 ssize_t nowait_write(struct nowait_file *f, struct nowait_req *req,
 		     const void *buf, size_t len, off_t offset)
 {
+	if (in_library(req))
+		return -EBUSY;
 	return nowait_writev(f, req, single(req, buf, len), 1, offset);
 }
 
 ssize_t nowait_readv(struct nowait_file *f, struct nowait_req *req,
 		     const struct iovec *iov, int iovcnt, off_t offset)
 {
+	if (in_library(req))
+		return -EBUSY;
 	return result(req, submit_read(f, req, iov, iovcnt, offset));
 }
 
 ssize_t nowait_read(struct nowait_file *f, struct nowait_req *req,
 		    void *buf, size_t len, off_t offset)
 {
+	if (in_library(req))
+		return -EBUSY;
 	return nowait_readv(f, req, single(req, buf, len), 1, offset);
 }
 
 int nowait_stats(struct nowait_ctx *ctx, struct nowait_stats *stats)
 {
 	struct nowait_pool *pool = ctx->pool;
+	uint64_t v[NCOUNTERS] = { 0 };
 
 	if (forked(ctx))
 		return -ECHILD;
-	snapshot(ctx->stats, stats);
+	for (size_t k = 0; k < NSHARDS; k++)
+		tally(ctx->stats[k].c, v);
+	memcpy(stats, v, sizeof(v));
 	if (pool) {
 		pthread_mutex_lock(&pool->lock);
 		stats->pool_queued = pool->queued;
@@ -1457,9 +1911,12 @@ int nowait_stats(struct nowait_ctx *ctx, struct nowait_stats *stats)
 
 int nowait_file_stats(struct nowait_file *f, struct nowait_stats *stats)
 {
+	uint64_t v[NCOUNTERS] = { 0 };
+
 	if (forked(f->ctx))
 		return -ECHILD;
-	snapshot(f->stats, stats);
+	tally(f->stats, v);
+	memcpy(stats, v, sizeof(v));
 	return 0;
 }
 
@@ -1486,23 +1943,45 @@ static void unlink_req(struct queue *q, struct nowait_req *req)
 }
 
 /*
- * A request still in a pool queue, or a write still waiting for an earlier
- * overlapping one, completes at once with -ECANCELED. Both locks held: the
- * state cannot change under us.
+ * Under ctx->lock: takes a stream read waiting for data off its file's
+ * queue. If it was the first, the next one is tried now.
+ */
+static void stream_unlink(struct nowait_ctx *ctx, struct nowait_req *req)
+{
+	struct nowait_file *f = req->file;
+	bool first = f->sq.head == req;
+
+	unlink_req(&f->sq, req);
+	if (first && f->sq.head && todo_add(ctx, f))
+		notify(ctx->stream_efd);
+}
+
+/*
+ * A request still in a pool queue, a write still waiting for an earlier
+ * overlapping one, or a stream read waiting for data completes at once
+ * with -ECANCELED; one in io_uring is cancelled there (IORING_OP_ASYNC_CANCEL).
+ * Under ctx->lock and, for the pool's queue, the pool's lock: the state
+ * cannot change under us.
  */
 int nowait_cancel(struct nowait_ctx *ctx, struct nowait_req *req)
 {
 	struct nowait_pool *pool = ctx->pool;
-	int state;
+	int state, err;
 
 	if (forked(ctx))
 		return -ECHILD;
 	if (req->file->ctx != ctx)
 		return -EINVAL;
 	pthread_mutex_lock(&ctx->lock);
+	/*
+	 * The streamer is reading it, unlocked and without blocking: wait for
+	 * the outcome, unless this is the streamer (a preadv2 hook).
+	 */
+	while (get_state(req) == ST_STREAM_BUSY && !pthread_equal(ctx->streamer, pthread_self()))
+		pthread_cond_wait(&ctx->stream_idle, &ctx->lock);
 	if (pool)
 		pthread_mutex_lock(&pool->lock);
-	state = req->state;
+	state = get_state(req);
 	if (state == ST_QUEUED) {
 		unlink_req(&pool->q[NOWAIT_CLASS_INTERACTIVE], req);
 		unlink_req(&pool->q[NOWAIT_CLASS_BACKGROUND], req);
@@ -1510,7 +1989,9 @@ int nowait_cancel(struct nowait_ctx *ctx, struct nowait_req *req)
 	}
 	if (pool)
 		pthread_mutex_unlock(&pool->lock);
-	if (state == ST_QUEUED || state == ST_BLOCKED) {
+	if (state == ST_STREAM)
+		stream_unlink(ctx, req);
+	if (state == ST_QUEUED || state == ST_BLOCKED || state == ST_STREAM) {
 		bool first;
 
 		req->res = -ECANCELED;
@@ -1520,8 +2001,10 @@ int nowait_cancel(struct nowait_ctx *ctx, struct nowait_req *req)
 			notify(ctx->efd);
 		return 0;
 	}
+	err = state == ST_RUNNING && ctx->uring ? ring_cancel(ctx, req) :
+	      state == ST_RUNNING || state == ST_STREAM_BUSY ? -EBUSY : -EALREADY;
 	pthread_mutex_unlock(&ctx->lock);
-	return state == ST_RUNNING || state == ST_STREAM ? -EBUSY : -EALREADY;
+	return err;
 }
 
 int nowait_pool_create(const struct nowait_pool_params *params, struct nowait_pool **poolp)
@@ -1545,15 +2028,25 @@ int nowait_pool_create(const struct nowait_pool_params *params, struct nowait_po
 int nowait_pool_destroy(struct nowait_pool *pool)
 {
 	unsigned users;
+	bool self;
 
 	/* As for a context: the child's copy is dead, and freeing it is unsafe. */
 	if (!*pool->alive)
 		return -ECHILD;
-	pthread_mutex_lock(&pool->lock);
+	if (pthread_mutex_lock(&pool->lock))
+		return -EDEADLK;
 	users = pool->users;
+	self = in_pool_thread(pool);
 	pthread_mutex_unlock(&pool->lock);
 	if (users)
 		return -EBUSY;
+	if (self)
+		return -EDEADLK;
 	pool_free(pool);
 	return 0;
+}
+
+int nowait_version(void)
+{
+	return NOWAIT_VERSION;
 }

@@ -3,7 +3,7 @@
  * The ABI guards: including nowait.h with a 32-bit off_t does not compile,
  * a reserved field of struct nowait_params that is set (by a program built
  * for a later version) is refused, and the reserved counters read as zero.
- * The 1.1 fields took reserved space: 1.0 sizes and offsets are unchanged.
+ * The 1.1 and 1.2 fields took reserved space: 1.0 sizes and offsets are unchanged.
  */
 #include "helpers.h"
 
@@ -35,6 +35,9 @@ int main(void)
 
 	t_start(60);
 	CHECK(offsetof(struct nowait_params, pool) == offsetof(struct nowait_params, reserved));
+	/* 1.2's field after 1.1's, still inside the reserved space. */
+	CHECK(offsetof(struct nowait_params, max_inflight) ==
+	      offsetof(struct nowait_params, backend) + sizeof(unsigned));
 	CHECK(sizeof(p) == offsetof(struct nowait_params, reserved) + 8 * sizeof(uint64_t));
 	CHECK(offsetof(struct nowait_req, state) == offsetof(struct nowait_req, reserved));
 	CHECK(sizeof(struct nowait_req) ==

@@ -5,7 +5,8 @@
  * of short ones and ordered writes alike (O_DIRECT sends every request to
  * the backend). Where io_uring_setup fails, as under a seccomp filter
  * (EPERM) or on a kernel without it (ENOSYS), AUTO falls back to threads
- * and IO_URING fails with that error.
+ * and IO_URING fails with that error. Built without liburing (the nouring
+ * variant), IO_URING is ENOSYS and AUTO threads.
  */
 #include "helpers.h"
 
@@ -119,6 +120,18 @@ int main(void)
 	int fd, rc;
 
 	t_start(60);
+#ifdef T_NO_URING
+	/* Built without liburing: IO_URING is ENOSYS, AUTO is threads. */
+	CHECK(nowait_create(&(struct nowait_params){ .backend = NOWAIT_BACKEND_IO_URING }, &ctx) ==
+	      -ENOSYS);
+	CHECK(nowait_create(NULL, &ctx) == 0);
+	CHECK(nowait_backend(ctx) == NOWAIT_BACKEND_THREADS);
+	CHECK(nowait_destroy(ctx) == 0);
+	fd = t_file(SIZE + 100);
+	serve(fd, NOWAIT_BACKEND_THREADS);
+	close(fd);
+	return 0;
+#endif
 	/* First, while this process has no threads to lose in the fork. */
 	rc = refused(EPERM);
 	if (rc == T_SKIP)
