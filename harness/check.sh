@@ -91,9 +91,12 @@ library_suite() {
 library_install() {
 	local stage=$NOWAIT_OUT/install-test pc want kind
 	rm -rf "$stage"
-	make -s -C "$NOWAIT_ROOT" lib-install DESTDIR="$stage" PREFIX=/usr >&2 ||
+	# LIBDIR defaults to the multiarch directory; the check stages in
+	# /usr/lib, and pkg-config still finds liburing.pc (Requires.private)
+	# on the system path.
+	make -s -C "$NOWAIT_ROOT" lib-install DESTDIR="$stage" PREFIX=/usr LIBDIR=/usr/lib >&2 ||
 		{ record "FAIL lib-install: make lib-install"; return 1; }
-	pc=(env PKG_CONFIG_SYSROOT_DIR="$stage" PKG_CONFIG_LIBDIR="$stage/usr/lib/pkgconfig" pkg-config)
+	pc=(env PKG_CONFIG_SYSROOT_DIR="$stage" PKG_CONFIG_LIBDIR="$stage/usr/lib/pkgconfig:$(pkg-config --variable pc_path pkg-config)" pkg-config)
 	# The library builds in the clone's build/ (mk/libnowait.mk), whatever
 	# NOWAIT_OUT says.
 	want=$("$NOWAIT_ROOT/build/lib-plain/examples/nowait-sum" "$NOWAIT_ROOT/README.md" "$NOWAIT_ROOT/Makefile" | head -2)
