@@ -479,15 +479,16 @@ flood_does_not_lock_out() {
 	for fd in "${fds[@]}"; do exec {fd}>&-; done
 	[ $ok = 1 ]
 }
-flood_refused() {
+# The server's exit line has counter $1 at $2 or more.
+exit_count_at_least() {
 	local n
-	n=$(sed -n 's/.* refused=\([0-9]*\).*/\1/p' "$work/err")
-	[ "${n:-0}" -ge 44 ] || { echo "# refused=${n:-none}" >&2; return 1; }
+	n=$(sed -n "s/.* $1=\([0-9]*\).*/\1/p" "$work/err")
+	[ "${n:-0}" -ge "$2" ] || { echo "# $1=${n:-none}" >&2; return 1; }
 }
 if start_server adaptive https; then
 	check "flood: 300 idle connections from one address, another address served" flood_does_not_lock_out
 	check "flood: clean exit" stop_server
-	check "flood: at least the 44 connections above --max-per-addr refused" flood_refused
+	check "flood: at least the 44 connections above --max-per-addr refused" exit_count_at_least refused 44
 else
 	check "flood: server starts" false
 fi
@@ -554,15 +555,10 @@ uncached_paths_answered() {
 	done
 	[ "$(curl "${curl_opts[@]}" "$base/f65536" | sha)" = "${want[f65536]}" ]
 }
-opener_counted() {
-	local n
-	n=$(sed -n 's/.* opens_helper=\([0-9]*\).*/\1/p' "$work/err")
-	[ "${n:-0}" -ge 3 ] || { echo "# opens_helper=${n:-none}" >&2; return 1; }
-}
 if start_server adaptive http; then
 	check "uncached paths: 404s from the opener thread, and a file after them" uncached_paths_answered
 	check "uncached paths: clean exit" stop_server
-	check "uncached paths: the exit line counts three opens in the opener" opener_counted
+	check "uncached paths: the exit line counts three opens in the opener" exit_count_at_least opens_helper 3
 else
 	check "uncached paths: server starts" false
 fi
