@@ -44,7 +44,7 @@
 #define UNSYNCED_MTIME_NS	(60 * 1000000000LL)
 #define EXPECT_NAME	"nowait-crash.expect"
 #define DATA_NAME	"nowait-crash.data"
-#define SKIPPED_NAME	"nowait-crash.noworker"	/* no worker for its times */
+#define NOWORKER_NAME	"nowait-crash.noworker"	/* no worker for its times */
 #define CONTROL_NAME	"nowait-crash.control"	/* the same, blocking */
 #define BARRIER_NAME	"nowait-crash.barrier"	/* synced after both */
 #define SYNC_DATA	(SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | \
@@ -88,6 +88,17 @@ static int flagged(int fd, const void *buf, size_t len, off_t off)
 	return r < 0 ? -errno : (int)r;
 }
 
+/* Write @line as the whole record @expect, and sync it */
+static void write_record(const char *expect, const char *line)
+{
+	int fd = open(expect, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0 || write(fd, line, strlen(line)) != (ssize_t)strlen(line) ||
+	    fsync(fd))
+		die("write %s", expect);
+	close(fd);
+}
+
 /* Fail this task's allocations that cannot sleep, or stop; false if not possible. */
 static bool fail_nowait_allocs(bool on)
 {
@@ -109,7 +120,7 @@ static bool fail_nowait_allocs(bool on)
 
 /*
  * Whether @dir is a filesystem whose flagged writes defer their times to the
- * worker, and whose flagged write of cached data allocates nothing else that
+ * worker (ext4, xfs; ext2 shares ext4's magic and runs the case too), and whose flagged write of cached data allocates nothing else that
  * failslab would fail: btrfs's does (its extent states), so there the case
  * could not skip the worker alone.
  */
@@ -146,13 +157,13 @@ static int small_file(const char *dir, const char *name)
 }
 
 /*
- * The skipped-worker case, before the record is written: both files, synced,
+ * The no-worker case, before the record is written: both files, synced,
  * their last page cached, as a logger's is.
  */
-static void skipped_setup(const char *dir)
+static void noworker_setup(const char *dir)
 {
 	unsigned char buf[SMALL];
-	int fd = small_file(dir, SKIPPED_NAME), cfd = small_file(dir, CONTROL_NAME);
+	int fd = small_file(dir, NOWORKER_NAME), cfd = small_file(dir, CONTROL_NAME);
 
 	sync_dir(dir);
 	if (pread(fd, buf, SMALL, 0) != SMALL || pread(cfd, buf, SMALL, 0) != SMALL)
@@ -167,14 +178,14 @@ static void skipped_setup(const char *dir)
  * write that was taken rewrites the record and syncs it, which commits
  * what either file logged, alike, as the barrier does.
  */
-static void skipped_writes(const char *dir, const char *expect,
+static void noworker_writes(const char *dir, const char *expect,
 			   const char *first_line)
 {
 	unsigned char buf[SMALL];
 	char path[PATH_MAX], line[256];
-	int fd, cfd, over, efd;
+	int fd, cfd, over;
 
-	snprintf(path, sizeof(path), "%s/" SKIPPED_NAME, dir);
+	snprintf(path, sizeof(path), "%s/" NOWORKER_NAME, dir);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	snprintf(path, sizeof(path), "%s/" CONTROL_NAME, dir);
 	cfd = open(path, O_WRONLY | O_CLOEXEC);
@@ -197,11 +208,7 @@ static void skipped_writes(const char *dir, const char *expect,
 	if (over == -EAGAIN)
 		return;
 	snprintf(line, sizeof(line), "%s%d\n", first_line, over);
-	efd = open(expect, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	if (efd < 0 || write(efd, line, strlen(line)) != (ssize_t)strlen(line) ||
-	    fsync(efd))
-		die("write %s", expect);
-	close(efd);
+	write_record(expect, line);
 }
 
 static void write_dir(const char *dir)
@@ -212,7 +219,7 @@ static void write_dir(const char *dir)
 	unsigned char *buf, *al;
 	struct record rec;
 	struct stat st;
-	int fd, dfd, efd;
+	int fd, dfd;
 
 	snprintf(path, sizeof(path), "%s/" DATA_NAME, dir);
 	snprintf(expect, sizeof(expect), "%s/" EXPECT_NAME, dir);
@@ -246,22 +253,18 @@ static void write_dir(const char *dir)
 	rec.mtime_sec = (long long)st.st_mtim.tv_sec;
 	rec.mtime_nsec = st.st_mtim.tv_nsec;
 
-	efd = open(expect, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	snprintf(line, sizeof(line), "%d %d %lld %ld\n", rec.buffered,
 		 rec.direct, rec.mtime_sec, rec.mtime_nsec);
 	strcpy(first_line, line);
 	if (defers_times(dir)) {
-		skipped_setup(dir);
+		noworker_setup(dir);
 		snprintf(line + strlen(line), sizeof(line) - strlen(line),
 			 "%d\n", -EAGAIN);
 	}
-	if (efd < 0 || write(efd, line, strlen(line)) != (ssize_t)strlen(line) ||
-	    fsync(efd))
-		die("write %s", expect);
-	close(efd);
+	write_record(expect, line);
 	sync_dir(dir);
 	if (defers_times(dir))
-		skipped_writes(dir, expect, first_line);
+		noworker_writes(dir, expect, first_line);
 
 	/* Not synced: may be lost, must not be torn into garbage. */
 	nowait_fill(buf, 4 * pg, 8 * pg, SEED_UNSYNCED);
@@ -382,8 +385,8 @@ static bool check_dir(const char *dir)
 	return ok;
 }
 
-/* The second line of @dir's record, the skipped-worker case's, or false */
-static bool skipped_record(const char *dir, int *over)
+/* The second line of @dir's record, the no-worker case's, or false */
+static bool noworker_record(const char *dir, int *over)
 {
 	char expect[PATH_MAX], line[256];
 	bool found = false;
@@ -419,12 +422,12 @@ static bool small_state(const char *dir, const char *name, struct stat *st,
 	return true;
 }
 
-static bool check_skipped(const char *dir, int over)
+static bool check_noworker(const char *dir, int over)
 {
 	struct stat fst, cst;
 	bool fnew, cnew, ok;
 
-	if (!small_state(dir, SKIPPED_NAME, &fst, &fnew) ||
+	if (!small_state(dir, NOWORKER_NAME, &fst, &fnew) ||
 	    !small_state(dir, CONTROL_NAME, &cst, &cnew))
 		return report(false, dir, "no worker: a file is unreadable (%s)",
 			      strerror(errno));
@@ -449,7 +452,7 @@ static bool check_skipped(const char *dir, int over)
 
 /*
  * The journal's commit, or xfs's log force, that the two files of the
- * skipped-worker case share: an fsync() of a third file writes out what
+ * no-worker case share: an fsync() of a third file writes out what
  * either logged before it (and nothing that is only dirty in memory), so
  * that what the crash keeps depends on what each file's writes logged.
  */
@@ -484,12 +487,12 @@ int main(int argc, char **argv)
 	int cases = 0, over;
 
 	for (int i = 2; i < argc; i++)
-		cases += 2 + skipped_record(argv[i], &over);
+		cases += 2 + noworker_record(argv[i], &over);
 	printf("1..%d\n", cases);
 	for (int i = 2; i < argc; i++) {
 		ok &= check_dir(argv[i]);
-		if (skipped_record(argv[i], &over))
-			ok &= check_skipped(argv[i], over);
+		if (noworker_record(argv[i], &over))
+			ok &= check_noworker(argv[i], over);
 	}
 	return ok ? 0 : 1;
 }
