@@ -87,14 +87,8 @@ static bool short_queue(const struct nowait_loopfs *fs, int n)
 
 FIXTURE_SETUP(nearfull)
 {
-	char why[NOWAIT_WHY_MAX];
-
-	if (!nowait_in_guest())
-		SKIP(return, "makes and mounts filesystems: the test guest only");
-	ASSERT_TRUE(nowait_loopfs_make(&self->fs, "nearfull", variant->type,
-				       variant->mkfs, (off_t)variant->image_mb << 20,
-				       why, sizeof(why)))
-		TH_LOG("setup: %s", why);
+	NOWAIT_LOOPFS_SETUP(&self->fs, "nearfull", variant->type, variant->mkfs,
+			    (off_t)variant->image_mb << 20);
 	ASSERT_TRUE(short_queue(&self->fs, 4)) TH_LOG("setup: nr_requests");
 	ASSERT_EQ(0, fill_file(self->fs.dir, "fill",
 			       ((off_t)variant->image_mb << 20) * FILL_PCT / 100))
@@ -169,14 +163,8 @@ FIXTURE(fatsearch) {
 
 FIXTURE_SETUP(fatsearch)
 {
-	char why[NOWAIT_WHY_MAX];
-
-	if (!nowait_in_guest())
-		SKIP(return, "makes and mounts filesystems: the test guest only");
-	ASSERT_TRUE(nowait_loopfs_make(&self->fs, "fatsearch", "vfat",
-				       "mkfs.vfat -F 16 -S 512 -s 4", 32 << 20,
-				       why, sizeof(why)))
-		TH_LOG("setup: %s", why);
+	NOWAIT_LOOPFS_SETUP(&self->fs, "fatsearch", "vfat",
+			    "mkfs.vfat -F 16 -S 512 -s 4", 32 << 20);
 	nowait_fill(self->buf, sizeof(self->buf), 0, 4);
 }
 
@@ -223,13 +211,7 @@ FIXTURE(exfatend) {
 
 FIXTURE_SETUP(exfatend)
 {
-	char why[NOWAIT_WHY_MAX];
-
-	if (!nowait_in_guest())
-		SKIP(return, "makes and mounts filesystems: the test guest only");
-	ASSERT_TRUE(nowait_loopfs_make(&self->fs, "exfatend", "exfat", "mkfs.exfat",
-				       8 << 20, why, sizeof(why)))
-		TH_LOG("setup: %s", why);
+	NOWAIT_LOOPFS_SETUP(&self->fs, "exfatend", "exfat", "mkfs.exfat", 8 << 20);
 	nowait_fill(self->buf, sizeof(self->buf), 0, 5);
 }
 

@@ -490,14 +490,8 @@ FIXTURE(own_fs) {
 
 FIXTURE_SETUP(own_fs)
 {
-	char why[NOWAIT_WHY_MAX];
-
-	if (!nowait_in_guest())
-		SKIP(return, "guest only: makes a loop device and mounts");
-	ASSERT_TRUE(nowait_loopfs_make(&self->fs, "ext4-write", "ext4",
-				       "mkfs.ext4 -q -F -b 4096", 64 << 20,
-				       why, sizeof(why)))
-		TH_LOG("setup: %s", why);
+	NOWAIT_LOOPFS_SETUP(&self->fs, "ext4-write", "ext4",
+			    "mkfs.ext4 -q -F -b 4096", 64 << 20);
 	snprintf(self->file, sizeof(self->file), "%s/log", self->fs.dir);
 	self->seed = (uint32_t)getpid();
 	alarm(60);	/* nothing below may hang */
@@ -601,15 +595,9 @@ FIXTURE_VARIANT_ADD(frozen, io_uring) {
 
 FIXTURE_SETUP(frozen)
 {
-	char why[NOWAIT_WHY_MAX];
-
 	self->merged[0] = '\0';
-	if (!nowait_in_guest())
-		SKIP(return, "guest only: makes a loop device, mounts, freezes");
-	ASSERT_TRUE(nowait_loopfs_make(&self->fs, "ext4-frozen", "ext4",
-				       "mkfs.ext4 -q -F -b 4096", 64 << 20,
-				       why, sizeof(why)))
-		TH_LOG("setup: %s", why);
+	NOWAIT_LOOPFS_SETUP(&self->fs, "ext4-frozen", "ext4",
+			    "mkfs.ext4 -q -F -b 4096", 64 << 20);
 	if (variant->how == SUBMIT_AIO)
 		ASSERT_EQ(0, syscall(__NR_io_setup, 1, &self->aio))
 			TH_LOG("setup: io_setup: %s", nowait_errname(errno));

@@ -47,15 +47,10 @@ FIXTURE_VARIANT_ADD(lifetime, ext4) {
 
 FIXTURE_SETUP(lifetime)
 {
-	char why[NOWAIT_WHY_MAX];
 	int fd;
 
-	if (!nowait_in_guest())
-		SKIP(return, "makes and mounts filesystems: the test guest only");
-	ASSERT_TRUE(nowait_loopfs_make(&self->fs, "lifetime", variant->type,
-				       variant->mkfs, (off_t)IMAGE_MB << 20,
-				       why, sizeof(why)))
-		TH_LOG("setup: %s", why);
+	NOWAIT_LOOPFS_SETUP(&self->fs, "lifetime", variant->type, variant->mkfs,
+			    (off_t)IMAGE_MB << 20);
 	snprintf(self->path, sizeof(self->path), "%s/file", self->fs.dir);
 
 	self->len = FILE_PAGES * nowait_page();

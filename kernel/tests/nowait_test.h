@@ -1171,6 +1171,19 @@ static inline int nowait_buffered_write_errno(const struct nowait_fs *fs)
 } while (0)
 
 /*
+ * Fixture setup: a filesystem of the case's own (nowait_loopfs_make()), or
+ * skip the case outside the test guest.
+ */
+#define NOWAIT_LOOPFS_SETUP(fs, name, type, mkfs, size) do {		\
+	char why_[NOWAIT_WHY_MAX];					\
+	if (!nowait_in_guest())						\
+		SKIP(return, "makes and mounts a loop device: the test guest only"); \
+	ASSERT_TRUE(nowait_loopfs_make((fs), (name), (type), (mkfs),	\
+				       (size), why_, sizeof(why_)))	\
+		TH_LOG("setup: %s", why_);				\
+} while (0)
+
+/*
  * Skip from anywhere in a TEST_F case, helpers included: the case's
  * process ends at once, and the harness reports the skip it recorded.
  */
