@@ -173,6 +173,10 @@ build_touched() {
 	make -s -C "$NOWAIT_SRC" O="$build" CC="ccache gcc" -j"$(nproc)" $objs
 }
 
+# One kernel build at a time on this machine, whoever asks: two at once
+# on two cores take longer than one after the other, and the series tree
+# is shared.
+cache_lock kernel-build
 unpack_source
 build=$NOWAIT_CACHE/build/$variant
 if [ "$upto" = 0 ]; then
