@@ -4,6 +4,15 @@
 .PHONY: all demo demo-stock check check-debug check-debug-long kernel kernel-debug compare cost fuzz series-check against-v1 against-v2
 all: lib
 
+# BASE=7.3 runs the kernel targets on linux-source-7.3 instead of 6.12
+# (harness/lib.sh); make check runs both bases, or CHECK_BASES="...".
+ifdef BASE
+export NOWAIT_BASE := $(BASE)
+endif
+ifdef CHECK_BASES
+export NOWAIT_CHECK_BASES := $(CHECK_BASES)
+endif
+
 # Build the patched kernel, boot it in QEMU, print the capability table.
 demo:
 	harness/demo.sh

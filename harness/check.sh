@@ -1,54 +1,84 @@
 #!/usr/bin/env bash
-# Run every test: the kernel conformance suite in the patched kernel under
-# QEMU, checkpatch on the series, and the library's tests on the host.
+# Run every test: on each kernel base (harness/lib.sh), the kernel
+# conformance suite in the patched kernel under QEMU, the crash test and
+# checkpatch on the series; then the library's and the server's tests on
+# the host.
 #
 #   harness/check.sh [--debug]
 #
 # --debug runs the guest suite on the debug kernel (KASAN, lockdep).
+# NOWAIT_CHECK_BASES picks the bases (default both: "6.12 7.3"). A base whose port
+# is partial names the tests of what it has in kernel/BASE/tests (globs of
+# guest test programs, one a line, and "nowait-crash" for the crash test);
+# without that file every test runs. Each kernel case's name starts with its
+# base ("PASS 7.3/rw_flags.x86_64: ...").
 # Ends with the line "N passed, N failed, N skipped".
 set -uo pipefail
+user_out=${NOWAIT_OUT:-}
 . "$(dirname "$0")/lib.sh"
+bases=${NOWAIT_CHECK_BASES:-$NOWAIT_BASES}
+results_dir=$NOWAIT_OUT
 
 kflags=()
 [ "${1:-}" = --debug ] && kflags=(--debug)
-results=$NOWAIT_OUT/results
-mkdir -p "$NOWAIT_OUT"
+results=$results_dir/results
+mkdir -p "$results_dir"
 : >"$results"
 
 record() { printf '%s\n' "$*" >>"$results"; printf '%s\n' "$*"; }
+# A kernel case of the current base: its name after the base.
+record_k() {
+	local line=$1
+	case $line in
+	PASS\ * | FAIL\ * | SKIP\ *) record "${line%% *} $NOWAIT_BASE/${line#* }" ;;
+	*) record "$line" ;;
+	esac
+}
+
+# The guest tests of the current base, as NOWAIT_TESTS wants them (globs
+# joined by +); empty for all.
+base_tests() {
+	[ -f "$NOWAIT_KDIR/tests" ] || return 0
+	grep -v '^\s*\(#\|$\)' "$NOWAIT_KDIR/tests" | grep -vx 'nowait-crash' | paste -sd+
+}
+base_has_crash_test() {
+	[ ! -f "$NOWAIT_KDIR/tests" ] || grep -qx 'nowait-crash' "$NOWAIT_KDIR/tests"
+}
 
 # The kernel and guest image guest_suite built, for crash_test to boot too.
 test_kernel=
 
 guest_suite() {
-	local kernel log=$NOWAIT_OUT/console-check.log rc=0
-	kernel=$("$NOWAIT_ROOT/harness/kernel.sh" "${kflags[@]}") || { record "FAIL kernel: build"; return 1; }
-	guest_image >&2 || { record "FAIL guest image: tools, tests or initramfs (see above)"; return 1; }
+	local kernel log=$NOWAIT_OUT/console-check.log rc=0 tests
+	kernel=$("$NOWAIT_ROOT/harness/kernel.sh" "${kflags[@]}") || { record_k "FAIL kernel: build"; return 1; }
+	guest_image >&2 || { record_k "FAIL guest image: tools, tests or initramfs (see above)"; return 1; }
 	test_kernel=$kernel
-	# The one network filesystem whose server cannot run in the guest.
-	ceph_cluster || record "FAIL ceph: the cluster of harness/ceph.sh did not start"
 	# The debug kernel is slow enough under TCG that ACPI's interrupt routing
 	# methods hit the AML loop timeout (30 s per device, and no IRQ at the
 	# end): route PCI interrupts from the BIOS tables instead.
 	[ ${#kflags[@]} -gt 0 ] && export NOWAIT_MEM=3072 NOWAIT_APPEND="acpi=noirq ${NOWAIT_APPEND:-}"
-	"$NOWAIT_ROOT/harness/boot.sh" "$kernel" "$NOWAIT_OUT/initramfs.cpio" check "$log" "${NOWAIT_BOOT_TIMEOUT:-1200}" || rc=$?
-	awk -f "$NOWAIT_ROOT/harness/tap.awk" "$log" | while IFS= read -r line; do record "$line"; done
+	tests=$(base_tests)
+	[ -z "$tests" ] || say "$NOWAIT_BASE: the tests of $NOWAIT_KDIR/tests: $tests"
+	NOWAIT_APPEND="${tests:+NOWAIT_TESTS=$tests }${NOWAIT_APPEND:-}" \
+		"$NOWAIT_ROOT/harness/boot.sh" "$kernel" "$NOWAIT_OUT/initramfs.cpio" check "$log" "${NOWAIT_BOOT_TIMEOUT:-1200}" || rc=$?
+	awk -f "$NOWAIT_ROOT/harness/tap.awk" "$log" | while IFS= read -r line; do record_k "$line"; done
 	# What the stress program checked, per filesystem and ABI.
 	tr -d '\r' <"$log" | grep -a '^# stress ' | sed 's/^# /  /' >&2 || true
 	case $rc in
-	0) record "PASS guest: clean console, status 0" ;;
+	0) record_k "PASS guest: clean console, status 0" ;;
 	126)
-		record "FAIL guest: kernel splat in the console (see $log.splats)"
+		record_k "FAIL guest: kernel splat in the console (see $log.splats)"
 		head -n 12 "$log.splats" | while IFS= read -r line; do record "    $line"; done
 		;;
-	*) record "FAIL guest: status $rc (console: $log)" ;;
+	*) record_k "FAIL guest: status $rc (console: $log)" ;;
 	esac
 }
 
 # Flagged writes and fsync, a crash, and a second boot that checks them.
 crash_test() {
-	[ -n "$test_kernel" ] || { record "FAIL nowait-crash: no kernel or guest image (see the kernel suite)"; return 1; }
-	"$NOWAIT_ROOT/harness/crash.sh" "$test_kernel" | while IFS= read -r line; do record "$line"; done
+	base_has_crash_test || { say "$NOWAIT_BASE: no crash test in $NOWAIT_KDIR/tests"; return 0; }
+	[ -n "$test_kernel" ] || { record_k "FAIL nowait-crash: no kernel or guest image (see the kernel suite)"; return 1; }
+	"$NOWAIT_ROOT/harness/crash.sh" "$test_kernel" | while IFS= read -r line; do record_k "$line"; done
 }
 
 # The standard is no errors and no warnings under --strict; CHECK notes are
@@ -64,14 +94,14 @@ checkpatch_series() {
 		# MAINTAINERS marks obsolete; the ->write_begin() signature
 		# change must reach it too, or 6.12 no longer builds with it.
 		out=$(cd "$NOWAIT_SRC" && PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict -q \
-			--ignore OBSOLETE "$NOWAIT_ROOT/kernel/patches/$p" 2>&1)
+			--ignore OBSOLETE "$NOWAIT_KDIR/patches/$p" 2>&1)
 		if [ -z "$out" ] || printf '%s\n' "$out" | grep -q '^total: 0 errors, 0 warnings'; then
-			record "PASS checkpatch: $p"
+			record_k "PASS checkpatch: $p"
 		else
-			record "FAIL checkpatch: $p"
+			record_k "FAIL checkpatch: $p"
 		fi
 		[ -z "$out" ] || printf '%s\n' "$out" | head -20 >&2
-	done <"$NOWAIT_ROOT/kernel/series"
+	done <"$NOWAIT_KDIR/series"
 }
 
 library_suite() {
@@ -89,7 +119,7 @@ library_suite() {
 # built from the staged header, pkg-config file and libraries (shared and
 # static) must hash files as the in-tree build does.
 library_install() {
-	local stage=$NOWAIT_OUT/install-test pc want kind
+	local stage=$results_dir/install-test pc want kind
 	rm -rf "$stage"
 	# LIBDIR defaults to the multiarch directory; the check stages in
 	# /usr/lib, and pkg-config still finds liburing.pc (Requires.private)
@@ -131,9 +161,18 @@ serve_suite() {
 }
 
 phase "dependencies" "$NOWAIT_ROOT/harness/deps.sh" || { record "FAIL dependencies"; }
-phase "kernel suite in QEMU" guest_suite
-phase "crash test in QEMU" crash_test
-phase "checkpatch" checkpatch_series
+# The one network filesystem whose server cannot run in the guest, for
+# every base's guest.
+ceph_cluster || record "FAIL ceph: the cluster of harness/ceph.sh did not start"
+for base in $bases; do
+	NOWAIT_BASE=$base NOWAIT_OUT=$user_out
+	# shellcheck source=harness/lib.sh
+	. "$NOWAIT_ROOT/harness/lib.sh"
+	test_kernel=
+	phase "$base: kernel suite in QEMU" guest_suite
+	phase "$base: crash test in QEMU" crash_test
+	phase "$base: checkpatch" checkpatch_series
+done
 phase "libnowait" library_suite
 phase "libnowait install" library_install
 phase "nowait-serve" serve_suite

@@ -3,8 +3,11 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+# The two kernel bases: 6.12 from Debian 12's archive (what Debian 12 and 13
+# run), 7.3 from trixie-backports (the upstream base), reached through the
+# suite below.
 pkgs=(
-	linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev
+	linux-source-6.12 linux-source-7.3 build-essential bc bison flex libelf-dev libssl-dev
 	ccache cpio xz-utils rsync git gcc-multilib
 	qemu-system-x86 busybox-static
 	e2fsprogs xfsprogs btrfs-progs dosfstools exfatprogs
@@ -29,6 +32,32 @@ if ! dpkg --print-foreign-architectures | grep -qx i386; then
 	say "packages: adding the i386 architecture (libaio-dev:i386)"
 	dpkg --add-architecture i386
 fi
+# trixie-backports, pinned: apt takes nothing from it but linux-source-7.3
+# (priority -1 for the rest), so adding the suite upgrades nothing else on the
+# machine. linux-source-7.3 depends on binutils and xz-utils only.
+backports_suite() {
+	local src=/etc/apt/sources.list.d/nowait-trixie-backports.sources
+	local pin=/etc/apt/preferences.d/nowait-trixie-backports
+	[ -f "$src" ] && [ -f "$pin" ] && return
+	say "packages: adding trixie-backports (pinned to linux-source-7.3 only)"
+	cat >"$src" <<-EOF
+		Types: deb
+		URIs: http://deb.debian.org/debian
+		Suites: trixie-backports
+		Components: main
+		Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+	EOF
+	cat >"$pin" <<-EOF
+		Package: *
+		Pin: release n=trixie-backports
+		Pin-Priority: -1
+
+		Package: linux-source-7.3
+		Pin: release n=trixie-backports
+		Pin-Priority: 500
+	EOF
+}
+backports_suite
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Build a test kernel from Debian's linux-source-6.12 with kernel/series applied.
+# Build a test kernel from Debian's linux-source of the base (NOWAIT_BASE,
+# harness/lib.sh: 6.12 or 7.3) with that base's series (kernel/BASE/series)
+# applied.
 #
-#   harness/kernel.sh [--debug] [--stock] [--upto N] [--touched]
+#   [NOWAIT_BASE=7.3] harness/kernel.sh [--debug] [--stock] [--upto N] [--touched]
 #
 # --stock builds the tree without the series, --upto N with its first N patches.
 # --touched compiles only the object files of the C files the applied patches
@@ -56,7 +58,7 @@ unpack_source() {
 # The patches to apply, one name a line: the whole series, or its first $upto.
 series_patches() {
 	awk -v n="${upto:--1}" '/^[[:space:]]*(#|$)/ { next } n >= 0 && c >= n { exit } { c++; print }' \
-		"$NOWAIT_ROOT/kernel/series"
+		"$NOWAIT_KDIR/series"
 }
 
 apply_series() {
@@ -65,7 +67,7 @@ apply_series() {
 	# Only the diffs count (git patch-id), so that a reworded changelog
 	# changes nothing in the tree.
 	mapfile -t want < <(series_patches | while read -r p; do
-		git patch-id --stable <"$NOWAIT_ROOT/kernel/patches/$p" | cut -d' ' -f1
+		git patch-id --stable <"$NOWAIT_KDIR/patches/$p" | cut -d' ' -f1
 	done)
 	# Keep the longest prefix of what the tree holds that the series still
 	# starts with, and apply the rest on it: git checkout rewrites only the
@@ -87,7 +89,7 @@ apply_series() {
 	"${git_q[@]}" clean -q -f -d -x -e .nowait-debian-version
 	[ "$n" -eq 0 ] || say "series: $n patch(es) already applied"
 	while read -r p; do
-		"${git_q[@]}" am -q "$NOWAIT_ROOT/kernel/patches/$p" >/dev/null 2>&1 || {
+		"${git_q[@]}" am -q "$NOWAIT_KDIR/patches/$p" >/dev/null 2>&1 || {
 			"${git_q[@]}" am --abort >/dev/null 2>&1 || true
 			die "patch $p does not apply"
 		}
@@ -102,7 +104,7 @@ apply_series() {
 # patched tree's (the source path is part of every compile command), so the
 # first stock build is a cold one.
 stock_worktree() {
-	local stock=$NOWAIT_CACHE/linux-stock
+	local stock=$NOWAIT_SRC-stock
 	if [ "$(cat "$stock/.nowait-debian-version" 2>/dev/null)" != "$deb_version" ]; then
 		say "source: pristine worktree $stock"
 		rm -rf "$stock"
@@ -178,10 +180,10 @@ build_touched() {
 # is shared.
 cache_lock kernel-build
 unpack_source
-build=$NOWAIT_CACHE/build/$variant
+build=$NOWAIT_KBUILD/$variant
 if [ "$upto" = 0 ]; then
 	stock_worktree
-	build=$NOWAIT_CACHE/build/stock-$variant
+	build=$NOWAIT_KBUILD/stock-$variant
 else
 	apply_series
 fi

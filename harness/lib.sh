@@ -4,10 +4,26 @@
 NOWAIT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # Everything large or slow to make lives outside the clone, so that CI reuses it.
 NOWAIT_CACHE=${NOWAIT_CACHE:-/var/cache/nowait}
-NOWAIT_SRC=$NOWAIT_CACHE/linux
 NOWAIT_CCACHE=$NOWAIT_CACHE/ccache
-NOWAIT_OUT=${NOWAIT_OUT:-$NOWAIT_ROOT/build}
-KERNEL_PKG=linux-source-6.12
+# The kernel base (NOWAIT_BASE, make BASE=): 6.12, Debian's linux-source-6.12,
+# what Debian 12 and 13 run, with the backport series in kernel/6.12; or 7.3,
+# linux-source-7.3 from trixie-backports, the upstream base, with the series
+# in kernel/7.3. Each base has its own source tree and builds in the cache,
+# and its own results in the clone: 6.12 in build/ (where they always were),
+# 7.3 in build/7.3/.
+NOWAIT_BASES="6.12 7.3"
+NOWAIT_BASE=${NOWAIT_BASE:-6.12}
+case $NOWAIT_BASE in
+6.12) nowait_base_sfx= ;;
+7.3) nowait_base_sfx=-7.3 ;;
+*) printf 'NOWAIT_BASE=%s: no such base (%s)\n' "$NOWAIT_BASE" "$NOWAIT_BASES" >&2; exit 2 ;;
+esac
+export NOWAIT_BASE
+KERNEL_PKG=linux-source-$NOWAIT_BASE
+NOWAIT_KDIR=$NOWAIT_ROOT/kernel/$NOWAIT_BASE
+NOWAIT_SRC=$NOWAIT_CACHE/linux$nowait_base_sfx
+NOWAIT_KBUILD=$NOWAIT_CACHE/build$nowait_base_sfx
+NOWAIT_OUT=${NOWAIT_OUT:-$NOWAIT_ROOT/build${nowait_base_sfx:+/$NOWAIT_BASE}}
 # On every guest's kernel command line (harness/boot.sh, regress_boot).
 # no5lvl: -cpu max offers LA57, and while identify_cpu() has cleared
 # boot_cpu_data's capabilities, KASAN's bounds follow pgtable_l5_enabled()
@@ -17,7 +33,7 @@ KERNEL_PKG=linux-source-6.12
 # has nothing to do with page-table levels.
 NOWAIT_GUEST_ARGS="no5lvl"
 
-nowait_t0=$(date +%s)
+nowait_t0=${nowait_t0:-$(date +%s)}
 
 # What the kernel prints when it is unwell (grep -E): a guest job whose
 # console has any of it fails (harness/boot.sh) or says so.

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Check every prefix of kernel/series (1..N patches): at each one, every
+# Check every prefix of the base's series (kernel/BASE/series, 1..N patches): at each one, every
 # object file the applied patches touch must compile with -Werror, including
 # those of filesystems the test config leaves out (minix, udf, hfs...); the
 # full series then builds the whole kernel image.
 #
-#   harness/series-check.sh     (make series-check)
+#   [NOWAIT_BASE=7.3] harness/series-check.sh     (make series-check [BASE=7.3])
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-n=$(grep -cv '^\s*\(#\|$\)' "$NOWAIT_ROOT/kernel/series")
+n=$(grep -cv '^\s*\(#\|$\)' "$NOWAIT_KDIR/series")
 failed=0
 for k in $(seq 1 "$n"); do
 	if phase "prefix $k/$n" "$NOWAIT_ROOT/harness/kernel.sh" --upto "$k" --touched; then
