@@ -247,8 +247,40 @@ def write_tables(wr):
         f.write("\n")
 
 
+def median_range(vals, fmt):
+    vals = sorted(vals)
+    mid = vals[len(vals) // 2] if len(vals) % 2 else (vals[len(vals) // 2 - 1] + vals[len(vals) // 2]) / 2
+    return f"{fmt.format(mid)} ({fmt.format(vals[0])}-{fmt.format(vals[-1])})"
+
+
+def uring_tables(runs):
+    """Cold buffered io_uring reads at queue depth (tools/nowait-uring-qd.c):
+    medians of the repetitions, with their range."""
+    print("\n### Cold buffered io_uring reads at queue depth: random 4 KiB, "
+          "median (min-max) of the repetitions\n")
+    print("| filesystem | QD | kernel | reads/s | latency p50 µs | p99 µs | submit p99 µs "
+          "| submit max µs | submits that slept | io-wq workers | CPU µs/read |")
+    print("|---" * 11 + "|")
+    keys = sorted({(r["dir"], r["qd"]) for k in kernels for r in runs[k]})
+    for d, qd in keys:
+        for k in kernels:
+            rs = [r for r in runs[k] if r["dir"] == d and r["qd"] == qd]
+            if not rs:
+                continue
+            bad = sum(r["errors"] for r in rs)
+            warm = sum(1 for r in rs if r["resident_pages"])
+            note = (f" ({bad} errors)" if bad else "") + (f" ({warm} runs not cold)" if warm else "")
+            print(f"| {d.removeprefix('/mnt/')} | {qd} | {k}{note} | "
+                  + " | ".join(median_range([r[f] for r in rs], fmt) for f, fmt in (
+                      ("reads_per_s", "{:.0f}"), ("lat_p50_us", "{:.0f}"), ("lat_p99_us", "{:.0f}"),
+                      ("submit_p99_us", "{:.0f}"), ("submit_max_us", "{:.0f}"),
+                      ("submits_slept", "{:.0f}"), ("iowq_peak", "{:.0f}"),
+                      ("cpu_us_per_read", "{:.1f}"))) + " |")
+
+
 for kind, tables in (("probe", probe_tables), ("blockstat", read_tables),
-                    ("blockstat-netfs", netfs_tables), ("blockstat-write", write_tables)):
+                    ("blockstat-netfs", netfs_tables), ("blockstat-write", write_tables),
+                    ("uring-qd", uring_tables)):
     runs = load(kind)
     if runs:
         tables(runs)

@@ -7,12 +7,16 @@
 # filesystem under dirty pressure (nowait-blockstat --write, in the same
 # boot as the ext4 reads).
 #
-#   harness/compare.sh [--parts "probe blockstat netfs"]    (make compare)
+#   harness/compare.sh [--parts "probe blockstat netfs uring"] [--stock BZIMAGE]
+#                      [--patched BZIMAGE]                     (make compare)
 #
 # --parts runs only these boots on each kernel: probe (the capability
 # table), blockstat (ext4 reads and every local filesystem's writes, the
-# long one) and netfs (the network filesystems); the tables of the others
-# are left out. Default: all three.
+# long one), netfs (the network filesystems) and uring (cold buffered
+# io_uring reads at queue depth 1, 8 and 32 on ext4 and xfs, disk not
+# throttled: tools/nowait-uring-qd.c); the tables of the others are left
+# out. Default: all four. --stock and --patched boot the given kernels
+# instead of building the trees.
 #
 # Writes build/compare.md (the tables in README.md come from it), the JSON
 # of every run beside it, and build/compare-write.json, the write figures
@@ -26,16 +30,19 @@ iops=${NOWAIT_READ_IOPS:-200}
 # flagged writes meet dirty pages at the limit (the setup of the ext4 read
 # files, 320 MiB, takes some 80 s longer for it).
 wbps=${NOWAIT_WRITE_BPS:-4194304}
-parts="probe blockstat netfs"
+parts="probe blockstat netfs uring"
+given_stock= given_patched=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--parts) parts=$2; shift ;;
-	*) die "usage: $0 [--parts \"probe blockstat netfs\"]" ;;
+	--stock) given_stock=$2; shift ;;
+	--patched) given_patched=$2; shift ;;
+	*) die "usage: $0 [--parts \"probe blockstat netfs uring\"] [--stock BZIMAGE] [--patched BZIMAGE]" ;;
 	esac
 	shift
 done
 for part in $parts; do
-	case $part in probe | blockstat | netfs) ;; *) die "compare: no part $part (probe, blockstat, netfs)" ;; esac
+	case $part in probe | blockstat | netfs | uring) ;; *) die "compare: no part $part (probe, blockstat, netfs, uring)" ;; esac
 done
 wanted() { [[ " $parts " == *" $1 "* ]]; }
 phase "dependencies" "$NOWAIT_ROOT/harness/deps.sh"
@@ -47,9 +54,12 @@ for name in stock patched; do
 	wanted probe || rm -f "$NOWAIT_OUT/probe-$name.json"
 	wanted blockstat || rm -f "$NOWAIT_OUT/blockstat-$name.json" "$NOWAIT_OUT/blockstat-write-$name.json"
 	wanted netfs || rm -f "$NOWAIT_OUT/blockstat-netfs-$name.json"
+	wanted uring || rm -f "$NOWAIT_OUT/uring-qd-$name.json"
 done
 for name in stock patched; do
-	kernel=$(kernel_tree "$name")
+	given=$given_stock
+	[ "$name" = patched ] && given=$given_patched
+	kernel=$(kernel_for "$name" "$given")
 	if wanted probe; then
 		log=$NOWAIT_OUT/console-probe-$name.log
 		phase "probe ($name)" "$NOWAIT_ROOT/harness/boot.sh" "$kernel" "$NOWAIT_OUT/initramfs.cpio" demo "$log" 600
@@ -67,6 +77,12 @@ for name in stock patched; do
 		NOWAIT_READ_IOPS=$iops phase "blocking detector, network filesystems ($name)" \
 			"$NOWAIT_ROOT/harness/boot.sh" "$kernel" "$NOWAIT_OUT/initramfs.cpio" blockstat-netfs "$log" 1800
 		json_from "$log" "$NOWAIT_OUT/blockstat-netfs-$name.json"
+	fi
+	if wanted uring; then
+		log=$NOWAIT_OUT/console-uring-qd-$name.log
+		phase "io_uring queue depth ($name)" "$NOWAIT_ROOT/harness/boot.sh" \
+			"$kernel" "$NOWAIT_OUT/initramfs.cpio" uring-qd "$log" 1800
+		json_from "$log" "$NOWAIT_OUT/uring-qd-$name.json"
 	fi
 done
 

@@ -121,6 +121,8 @@ stock_worktree() {
 
 configure() {
 	local frags=("$NOWAIT_ROOT/kernel/config/nowait.config")
+	# What only one base has (6.12's NFS_V4_1, folded into NFS_V4 since).
+	[ -f "$NOWAIT_KDIR/config" ] && frags+=("$NOWAIT_KDIR/config")
 	[ "$variant" = debug ] && frags+=("$NOWAIT_ROOT/kernel/config/debug.config")
 	mkdir -p "$build"
 	make -s -C "$NOWAIT_SRC" O="$build" x86_64_defconfig >/dev/null

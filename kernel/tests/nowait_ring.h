@@ -28,11 +28,12 @@ struct ring {
 
 /* A ring is never torn down: it goes with its process. */
 
-static inline int ring_init(struct ring *r)
+/* A ring of at least @entries submission slots; 0 or -1 with errno. */
+static inline int ring_init_entries(struct ring *r, unsigned int entries)
 {
 	struct io_uring_params p = { 0 };
 
-	r->fd = (int)syscall(__NR_io_uring_setup, 4, &p);
+	r->fd = (int)syscall(__NR_io_uring_setup, entries, &p);
 	if (r->fd < 0)
 		return -1;
 	r->sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned int);
@@ -56,12 +57,18 @@ static inline int ring_init(struct ring *r)
 	return 0;
 }
 
+static inline int ring_init(struct ring *r)
+{
+	return ring_init_entries(r, 4);
+}
+
 /*
- * Queue one IORING_OP_READ or IORING_OP_WRITE and submit it; 0 or -errno
- * from the enter.
+ * Queue one IORING_OP_READ or IORING_OP_WRITE tagged @user_data and submit
+ * it; 0 or -errno from the enter.
  */
-static inline int ring_rw(struct ring *r, __u8 opcode, int fd, void *buf,
-			  unsigned int len, off_t off, __kernel_rwf_t flags)
+static inline int ring_rw_tagged(struct ring *r, __u8 opcode, int fd, void *buf,
+				 unsigned int len, off_t off, __kernel_rwf_t flags,
+				 __u64 user_data)
 {
 	unsigned int tail = *r->sq_tail, idx = tail & *r->sq_mask;
 	struct io_uring_sqe *sqe = &r->sqes[idx];
@@ -73,6 +80,7 @@ static inline int ring_rw(struct ring *r, __u8 opcode, int fd, void *buf,
 	sqe->len = len;
 	sqe->off = (__u64)off;
 	sqe->rw_flags = flags;
+	sqe->user_data = user_data;
 	r->sq_array[idx] = idx;
 	__atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
 	if (syscall(__NR_io_uring_enter, r->fd, 1, 0, 0, NULL, 0) != 1)
@@ -80,8 +88,18 @@ static inline int ring_rw(struct ring *r, __u8 opcode, int fd, void *buf,
 	return 0;
 }
 
-/* Take the next completion; wait for one if @wait. */
-static inline bool ring_reap(struct ring *r, bool wait, int *res)
+static inline int ring_rw(struct ring *r, __u8 opcode, int fd, void *buf,
+			  unsigned int len, off_t off, __kernel_rwf_t flags)
+{
+	return ring_rw_tagged(r, opcode, fd, buf, len, off, flags, 0);
+}
+
+/*
+ * Take the next completion, its result in @res and its tag in @user_data
+ * (when not NULL); wait for one if @wait.
+ */
+static inline bool ring_reap_tagged(struct ring *r, bool wait, int *res,
+				    __u64 *user_data)
 {
 	unsigned int head = *r->cq_head;
 
@@ -95,8 +113,15 @@ static inline bool ring_reap(struct ring *r, bool wait, int *res)
 			return false;
 	}
 	*res = r->cqes[head & *r->cq_mask].res;
+	if (user_data)
+		*user_data = r->cqes[head & *r->cq_mask].user_data;
 	__atomic_store_n(r->cq_head, head + 1, __ATOMIC_RELEASE);
 	return true;
+}
+
+static inline bool ring_reap(struct ring *r, bool wait, int *res)
+{
+	return ring_reap_tagged(r, wait, res, NULL);
 }
 
 #endif /* NOWAIT_RING_H */
