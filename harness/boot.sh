@@ -3,7 +3,8 @@
 #
 #   harness/boot.sh KERNEL INITRAMFS JOB LOG [TIMEOUT_S]
 #
-# JOB is check, demo, blockstat, blockstat-write, blockstat-netfs, bench, cost, uring-qd,
+# JOB is check, demo, blockstat, blockstat-write, blockstat-netfs, blockstat-hostile,
+# bench, cost, uring-qd,
 # fuzz, crash-write, crash-check or shell (see guest/init). Each filesystem the
 # guest makes gets its own sparse virtio disk, and the guest's two 9p mounts share one
 # host directory, $NOWAIT_OUT/9p-export (guest/netfs.sh); NOWAIT_READ_IOPS, when set, throttles

@@ -278,9 +278,33 @@ def uring_tables(runs):
                       ("cpu_us_per_read", "{:.1f}"))) + " |")
 
 
+def hostile_tables(runs):
+    """The blocking detector's hostile phases: flagged calls that slept, per
+    phase and filesystem, stock → patched."""
+    print("\n### Flagged 16 KiB calls in hostile setups: done / EAGAIN / slept, stock → patched\n")
+    print("| phase/filesystem | used % | read | overwrite | append |")
+    print("|---" * 5 + "|")
+    keys = sorted({key for k in kernels for key in runs[k]},
+                  key=lambda x: (x.split("/")[0], x.split("/")[1]))
+    for key in keys:
+        cells = []
+        for kind in ("read", "overwrite", "append"):
+            parts = []
+            for k in kernels:
+                c = runs[k].get(key, {}).get("calls", {}).get(kind)
+                parts.append("-" if c is None else f"{c['done']}/{c['eagain']}/{c['slept']}"
+                             + (f" ({c['other']} {c['other_errno']})" if c["other"] else ""))
+            cells.append(" → ".join(parts))
+        used = runs["patched"].get(key, runs["stock"].get(key, {})).get("used_pct")
+        print(f"| {key} | {used if used is not None else '-'} | " + " | ".join(cells) + " |")
+    slept = sum(c["slept"] for r in runs["patched"].values() for c in r["calls"].values())
+    calls = sum(c["calls"] for r in runs["patched"].values() for c in r["calls"].values())
+    print(f"\nPatched: {slept} of {calls} flagged calls slept in the hostile phases (goal: 0).")
+
+
 for kind, tables in (("probe", probe_tables), ("blockstat", read_tables),
                     ("blockstat-netfs", netfs_tables), ("blockstat-write", write_tables),
-                    ("uring-qd", uring_tables)):
+                    ("uring-qd", uring_tables), ("blockstat-hostile", hostile_tables)):
     runs = load(kind)
     if runs:
         tables(runs)

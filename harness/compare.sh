@@ -7,15 +7,18 @@
 # filesystem under dirty pressure (nowait-blockstat --write, in the same
 # boot as the ext4 reads).
 #
-#   harness/compare.sh [--parts "probe blockstat netfs uring"] [--stock BZIMAGE]
+#   harness/compare.sh [--parts "probe blockstat netfs uring hostile"] [--stock BZIMAGE]
 #                      [--patched BZIMAGE]                     (make compare)
 #
 # --parts runs only these boots on each kernel: probe (the capability
 # table), blockstat (ext4 reads and every local filesystem's writes, the
 # long one), netfs (the network filesystems) and uring (cold buffered
 # io_uring reads at queue depth 1, 8 and 32 on ext4 and xfs, disk not
-# throttled: tools/nowait-uring-qd.c); the tables of the others are left
-# out. Default: all four. --stock and --patched boot the given kernels
+# throttled: tools/nowait-uring-qd.c) and hostile (the blocking detector's
+# hostile phases: every local filesystem 92% full, behind a 4-request
+# queue, frozen, and ext4 and xfs beside a stopped FUSE daemon; reads
+# throttled as for blockstat); the tables of the others are left out.
+# Default: all five. --stock and --patched boot the given kernels
 # instead of building the trees.
 #
 # Writes build/compare.md (the tables in README.md come from it), the JSON
@@ -30,19 +33,19 @@ iops=${NOWAIT_READ_IOPS:-200}
 # flagged writes meet dirty pages at the limit (the setup of the ext4 read
 # files, 320 MiB, takes some 80 s longer for it).
 wbps=${NOWAIT_WRITE_BPS:-4194304}
-parts="probe blockstat netfs uring"
+parts="probe blockstat netfs uring hostile"
 given_stock= given_patched=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--parts) parts=$2; shift ;;
 	--stock) given_stock=$2; shift ;;
 	--patched) given_patched=$2; shift ;;
-	*) die "usage: $0 [--parts \"probe blockstat netfs uring\"] [--stock BZIMAGE] [--patched BZIMAGE]" ;;
+	*) die "usage: $0 [--parts \"probe blockstat netfs uring hostile\"] [--stock BZIMAGE] [--patched BZIMAGE]" ;;
 	esac
 	shift
 done
 for part in $parts; do
-	case $part in probe | blockstat | netfs | uring) ;; *) die "compare: no part $part (probe, blockstat, netfs, uring)" ;; esac
+	case $part in probe | blockstat | netfs | uring | hostile) ;; *) die "compare: no part $part (probe, blockstat, netfs, uring, hostile)" ;; esac
 done
 wanted() { [[ " $parts " == *" $1 "* ]]; }
 phase "dependencies" "$NOWAIT_ROOT/harness/deps.sh"
@@ -55,6 +58,7 @@ for name in stock patched; do
 	wanted blockstat || rm -f "$NOWAIT_OUT/blockstat-$name.json" "$NOWAIT_OUT/blockstat-write-$name.json"
 	wanted netfs || rm -f "$NOWAIT_OUT/blockstat-netfs-$name.json"
 	wanted uring || rm -f "$NOWAIT_OUT/uring-qd-$name.json"
+	wanted hostile || rm -f "$NOWAIT_OUT/blockstat-hostile-$name.json"
 done
 for name in stock patched; do
 	given=$given_stock
@@ -83,6 +87,12 @@ for name in stock patched; do
 		phase "io_uring queue depth ($name)" "$NOWAIT_ROOT/harness/boot.sh" \
 			"$kernel" "$NOWAIT_OUT/initramfs.cpio" uring-qd "$log" 1800
 		json_from "$log" "$NOWAIT_OUT/uring-qd-$name.json"
+	fi
+	if wanted hostile; then
+		log=$NOWAIT_OUT/console-blockstat-hostile-$name.log
+		NOWAIT_READ_IOPS=$iops phase "blocking detector, hostile setups ($name)" \
+			"$NOWAIT_ROOT/harness/boot.sh" "$kernel" "$NOWAIT_OUT/initramfs.cpio" blockstat-hostile "$log" 2400
+		json_from "$log" "$NOWAIT_OUT/blockstat-hostile-$name.json" hostile
 	fi
 done
 

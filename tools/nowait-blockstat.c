@@ -10,6 +10,9 @@
  * With --write, the same questions for flagged writes under dirty pressure
  * on one filesystem, the cost of a flagged write against a plain one, and
  * how much of a logger's output the flagged call writes inline.
+ * With --hostile, whether flagged reads, overwrites and appends sleep on a
+ * nearly full, frozen or short-queued filesystem, or beside a stalled FUSE
+ * daemon (the setups of the v3 review).
  * Runs as root (it writes /proc/sys/vm/drop_caches, and --write the dirty
  * limits, which it puts back).  It is a measurement, not a test: it exits 0
  * whatever the figures are, 77 when the filesystem refuses RWF_NOWAIT reads
@@ -36,6 +39,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -1289,7 +1293,10 @@ static _Noreturn void usage(void)
 		"       nowait-blockstat --write [--dir DIR] [--dirty-dir DIR] "
 		"[--dirty-mib MIB] [--calls N]\n"
 		"                        [--rounds R] [--pairs P] [--log-rate N] "
-		"[--log-seconds S] [--seed S] [--json FILE]\n");
+		"[--log-seconds S] [--seed S] [--json FILE]\n"
+		"       nowait-blockstat --hostile LABEL [--dir DIR] [--fill PCT] [--freeze]\n"
+		"                        [--stall-fuse FUSEDIR:DAEMON_PID] [--calls N] [--seed S] "
+		"[--json FILE]\n");
 	exit(2);
 }
 
@@ -1303,6 +1310,209 @@ static unsigned long long number(const char *s, unsigned long long min)
 	if (errno || end == s || *end || *s == '-' || v < min || v > UINT32_MAX)
 		usage();
 	return v;
+}
+
+/*
+ * --hostile: the setups of the v3 review, where v2's flagged calls slept.
+ * Flagged 16 KiB reads, overwrites and appends, one of each in turn, on a
+ * filesystem that is nearly full (--fill PCT), behind a short device
+ * queue (the guest sets nr_requests), frozen (--freeze), or beside a FUSE
+ * mount whose daemon is stopped with revalidations queued (--stall-fuse).
+ * A flagged call that is refused is retried without the flag, as a server
+ * would, but for writes to a frozen filesystem, which would wait for the
+ * thaw; the retry is not measured.  The question is only whether a flagged
+ * call slept: each counts as slept when the caller switched voluntarily.
+ */
+enum hkind { H_READ, H_OVERWRITE, H_APPEND, H_KINDS };
+static const char *const hkind_name[H_KINDS] = { "read", "overwrite", "append" };
+
+struct hostile {
+	const char *label, *dir, *stall;
+	unsigned fill, calls;
+	bool freeze;
+	uint64_t seed;
+	unsigned enospc;	/* a blocking append refused: the filesystem is full */
+	double used_pct;	/* of the filesystem, before the calls */
+	struct phase ph[H_KINDS];
+};
+
+static int frozen_fd = -1;
+static pid_t stopped_daemon;
+
+static void hostile_undo(void)
+{
+	if (frozen_fd >= 0 && ioctl(frozen_fd, FITHAW, 0))
+		perror("nowait-blockstat: FITHAW");
+	frozen_fd = -1;
+	if (stopped_daemon > 0)
+		kill(stopped_daemon, SIGCONT);
+	stopped_daemon = 0;
+}
+
+static double used_pct(const char *dir)
+{
+	struct statvfs sv;
+
+	if (statvfs(dir, &sv) || !sv.f_blocks)
+		die_sys("statvfs %s", dir);
+	return 100.0 * (double)(sv.f_blocks - sv.f_bfree) / (double)sv.f_blocks;
+}
+
+/* Fill @dir's filesystem to @pct percent with one file of zeroes. */
+static void hostile_fill(const char *dir, unsigned pct)
+{
+	static char chunk[WCHUNK];
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/blockstat-filler", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		die_sys("open %s", path);
+	while (used_pct(dir) < pct)
+		if (write(fd, chunk, sizeof(chunk)) != (ssize_t)sizeof(chunk))
+			break;	/* ENOSPC before pct: as full as it gets */
+	if (fsync(fd))
+		die_sys("fsync %s", path);
+	close(fd);
+}
+
+/*
+ * Stop the FUSE daemon @pid and leave one revalidation per file of @dir's
+ * blockstat-stall-N files queued that it will not answer: their attributes
+ * expire (the mount's attr_timeout is 1 s), and a flagged read of each then
+ * queues its revalidation and fails.
+ */
+static void hostile_stall(const char *spec, void *buf)
+{
+	char dir[4096], path[4200];
+	const char *colon = strrchr(spec, ':');
+	int fds[20];
+
+	if (!colon || colon == spec || (size_t)(colon - spec) >= sizeof(dir))
+		usage();
+	memcpy(dir, spec, (size_t)(colon - spec));
+	dir[colon - spec] = 0;
+	for (int k = 0; k < 20; k++) {
+		snprintf(path, sizeof(path), "%s/blockstat-stall-%d", dir, k);
+		fds[k] = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+		if (fds[k] < 0 || pwrite(fds[k], buf, PAGE, 0) != PAGE ||
+		    pread(fds[k], buf, PAGE, 0) != PAGE)
+			die_sys("%s", path);
+	}
+	usleep(1500 * 1000);
+	stopped_daemon = (pid_t)number(colon + 1, 1);
+	if (kill(stopped_daemon, SIGSTOP))
+		die_sys("SIGSTOP %d", (int)stopped_daemon);
+	for (int k = 0; k < 20; k++) {
+		struct iovec iov = { buf, PAGE };
+
+		preadv2(fds[k], &iov, 1, 0, RWF_NOWAIT);	/* EAGAIN: queued */
+	}
+	usleep(200 * 1000);
+}
+
+static void hostile_call(struct hostile *h, enum hkind k, int fd, int afd,
+			 off_t size, void *buf)
+{
+	off_t off = (off_t)(rnd(&h->seed) % (uint64_t)(size / IO)) * IO;
+	bool write = k != H_READ, slept;
+	int64_t ns;
+	int err;
+	ssize_t n;
+	enum cls c;
+
+	if (k == H_APPEND) {
+		if (h->enospc)
+			return;
+		fd = afd;
+		off = lseek(afd, 0, SEEK_END);
+	}
+	c = flagged_rw(write, fd, buf, IO, off, &ns, &slept, &err, NULL);
+	phase_add(&h->ph[k], c, ns, slept, err);
+	if (c == HIT || (write && h->freeze))
+		return;
+	n = write ? pwrite(fd, buf, IO, off) : pread(fd, buf, IO, off);
+	/* Appends stop at a full filesystem; overwrites go on (btrfs: COW). */
+	if (k == H_APPEND && n < 0 && errno == ENOSPC)
+		h->enospc++;
+}
+
+static void hostile_main(struct hostile *h, const char *release, const char *json)
+{
+	char path[4096], apath[4096];
+	char buf[IO] __attribute__((aligned(PAGE)));
+	off_t size = (off_t)32 << 20;
+	int fd, afd;
+
+	memset(buf, 'h', sizeof(buf));
+	atexit(hostile_undo);
+	if (mkdir(h->dir, 0755) && errno != EEXIST)
+		die_sys("mkdir %s", h->dir);
+	snprintf(path, sizeof(path), "%s/blockstat-hostile", h->dir);
+	snprintf(apath, sizeof(apath), "%s/blockstat-hostile-append", h->dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	afd = open(apath, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || afd < 0)
+		die_sys("open %s", path);
+	wfill(fd, size, 'h');
+	if (fsync(fd))
+		die_sys("fsync %s", path);
+	if (h->fill)
+		hostile_fill(h->dir, h->fill);
+	h->used_pct = used_pct(h->dir);
+	if (h->stall)
+		hostile_stall(h->stall, buf);
+	/* Half the reads miss: the file's first half is dropped. */
+	posix_fadvise(fd, 0, size / 2, POSIX_FADV_DONTNEED);
+	if (h->freeze) {
+		frozen_fd = open(h->dir, O_RDONLY | O_DIRECTORY);
+		if (frozen_fd < 0 || ioctl(frozen_fd, FIFREEZE, 0))
+			die_sys("FIFREEZE %s", h->dir);
+	}
+	for (int k = 0; k < H_KINDS; k++)
+		phase_alloc(&h->ph[k], h->calls);
+	for (unsigned i = 0; i < h->calls * H_KINDS; i++)
+		hostile_call(h, (enum hkind)(i % H_KINDS), fd, afd, size, buf);
+	hostile_undo();
+	for (int k = 0; k < H_KINDS; k++)
+		phase_sort(&h->ph[k]);
+
+	printf("nowait-blockstat --hostile %s on %s: %s, %.1f%% used%s\n", h->label,
+	       release, h->dir, h->used_pct, h->enospc ? ", full (ENOSPC)" : "");
+	for (int k = 0; k < H_KINDS; k++) {
+		const struct phase *p = &h->ph[k];
+
+		printf("  %-9s %6u calls: %6u done, %6u EAGAIN, %4u other, %4u slept, p99 ",
+		       hkind_name[k], phase_calls(p), p->n[HIT] + p->n[SHORT], p->n[MISS],
+		       p->n[OTHER], p->slept);
+		print_us(pct_us(p->ns[HIT], p->n[HIT], 99));
+		putchar('\n');
+	}
+	if (json) {
+		FILE *f = json_open(json, release, h->dir);
+
+		fprintf(f, ",\n  \"hostile\": ");
+		json_str(f, h->label);
+		fprintf(f, ",\n  \"used_pct\": %.1f, \"enospc\": %u,\n  \"calls\": {",
+			h->used_pct, h->enospc);
+		for (int k = 0; k < H_KINDS; k++) {
+			const struct phase *p = &h->ph[k];
+
+			fprintf(f, "%s\n    \"%s\": {\"calls\": %u, \"done\": %u, \"eagain\": %u, "
+				"\"other\": %u, \"other_errno\": ", k ? "," : "", hkind_name[k],
+				phase_calls(p), p->n[HIT] + p->n[SHORT], p->n[MISS], p->n[OTHER]);
+			if (p->n[OTHER])
+				json_str(f, p->other_errno ? nowait_errname(p->other_errno) : "0");
+			else
+				fputs("null", f);
+			fprintf(f, ", \"slept\": %u, ", p->slept);
+			json_dist(f, "done_us", p->ns[HIT], p->n[HIT], 99, ", ");
+			json_dist(f, "eagain_us", p->ns[MISS], p->n[MISS], 99, "}");
+		}
+		fprintf(f, "\n  }\n}\n");
+		fclose(f);
+	}
 }
 
 int main(int argc, char **argv)
@@ -1323,11 +1533,16 @@ int main(int argc, char **argv)
 		{ "pairs", required_argument, NULL, 'p' },
 		{ "log-rate", required_argument, NULL, 'R' },
 		{ "log-seconds", required_argument, NULL, 'T' },
+		{ "hostile", required_argument, NULL, 'H' },
+		{ "fill", required_argument, NULL, 'F' },
+		{ "freeze", no_argument, NULL, 'Z' },
+		{ "stall-fuse", required_argument, NULL, 'U' },
 		{ 0 }
 	};
 	/* --write: 3 phases of 4000, so 12,000 flagged writes per filesystem */
 	struct wopts wo = { .dirty_mib = 4, .rounds = 9, .pairs = 400,
 			    .rate = 250, .seconds = 16 };
+	struct hostile h = { 0 };
 	bool write_mode = false, calls_set = false;
 	bool netfs = false;
 	const char *dir = "/mnt/ext4", *json = NULL;
@@ -1361,6 +1576,10 @@ int main(int argc, char **argv)
 		case 'p': wo.pairs = number(optarg, 2); break;
 		case 'R': wo.rate = number(optarg, 1); break;
 		case 'T': wo.seconds = number(optarg, 1); break;
+		case 'H': h.label = optarg; break;
+		case 'F': h.fill = number(optarg, 1); break;
+		case 'Z': h.freeze = true; break;
+		case 'U': h.stall = optarg; break;
 		default: usage();
 		}
 	}
@@ -1368,6 +1587,15 @@ int main(int argc, char **argv)
 	    wo.dirty_mib > 1024 || wo.rate > 1000000)
 		usage();
 	uname(&uts);
+	if (h.label) {
+		if (h.fill > 99)
+			usage();
+		h.dir = dir;
+		h.calls = calls_set ? calls : 1000;
+		h.seed = seed;
+		hostile_main(&h, uts.release, json);
+		return 0;
+	}
 	if (write_mode) {
 		wo.dir = dir;
 		wo.dirty_dir = wo.dirty_dir ? wo.dirty_dir : dir;
