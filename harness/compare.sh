@@ -50,7 +50,10 @@ done
 wanted() { [[ " $parts " == *" $1 "* ]]; }
 phase "dependencies" "$NOWAIT_ROOT/harness/deps.sh"
 guest_image
-ceph_cluster || say "ceph: no cluster, so no ceph row"
+# Only the probe's and the network filesystems' boots use the cluster.
+if wanted probe || wanted netfs; then
+	ceph_cluster || say "ceph: no cluster, so no ceph row"
+fi
 
 # A part left out must not leave an earlier run's JSON to be tabled.
 for name in stock patched; do
