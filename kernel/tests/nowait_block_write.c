@@ -577,8 +577,15 @@ FIXTURE(frozen) {
 	uint32_t seed;
 };
 
+/*
+ * The _direct variants write with O_DIRECT, overwriting a file written
+ * beforehand (ext4 takes no flagged direct write that extends the file):
+ * the freeze protection is the VFS's, whatever the filesystem does with a
+ * flagged buffered write, so they need nothing but that.
+ */
 FIXTURE_VARIANT(frozen) {
 	enum submit how;
+	bool direct;
 };
 
 FIXTURE_VARIANT_ADD(frozen, pwritev2) {
@@ -591,6 +598,21 @@ FIXTURE_VARIANT_ADD(frozen, aio) {
 
 FIXTURE_VARIANT_ADD(frozen, io_uring) {
 	.how = SUBMIT_IO_URING,
+};
+
+FIXTURE_VARIANT_ADD(frozen, pwritev2_direct) {
+	.how = SUBMIT_PWRITEV2,
+	.direct = true,
+};
+
+FIXTURE_VARIANT_ADD(frozen, aio_direct) {
+	.how = SUBMIT_AIO,
+	.direct = true,
+};
+
+FIXTURE_VARIANT_ADD(frozen, io_uring_direct) {
+	.how = SUBMIT_IO_URING,
+	.direct = true,
 };
 
 FIXTURE_SETUP(frozen)
@@ -718,33 +740,49 @@ static int frozen_write_retrying(struct __test_metadata *_metadata,
 	return tries;
 }
 
+#define DIRECT_LEN	4096	/* frozen, _direct variants: one block */
+
 /*
  * @file on the loop filesystem, or on the overlay whose upper layer it is,
- * gets HEAD bytes by flagged writes, which sets up what they need (through
- * an overlay, the first asynchronous one has a worker create the completion
- * workqueue its retry needs: fs/backing-file.c:backing_aio_init_wq). Then
- * the loop filesystem is frozen, and a flagged write of HEAD more is EAGAIN
- * at once and writes nothing; thawed, the same flagged write goes through.
+ * gets its first @len bytes by flagged writes, which sets up what they need
+ * (through an overlay, the first asynchronous one has a worker create the
+ * completion workqueue its retry needs: fs/backing-file.c:
+ * backing_aio_init_wq). Then the loop filesystem is frozen, and a flagged
+ * write of @len more is EAGAIN at once and writes nothing; thawed, the same
+ * flagged write goes through. With @direct, the writes are O_DIRECT
+ * overwrites of a file of 2 * @len bytes written beforehand.
  */
 static void frozen_write(struct __test_metadata *_metadata,
 			 FIXTURE_DATA(frozen) *self, enum submit how,
-			 const char *file)
+			 bool direct, const char *file)
 {
-	unsigned char buf[2 * HEAD], back[2 * HEAD];
+	size_t len = direct ? DIRECT_LEN : HEAD;
+	off_t size_before = direct ? 2 * DIRECT_LEN : HEAD;
+	unsigned char *buf, *back;
 	struct stat st;
 	bool slept;
 	ssize_t ret;
 	pid_t watchdog;
 	int fd, dfd, tries;
 
-	nowait_fill(buf, sizeof(buf), 0, self->seed);
-	fd = open(file, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	ASSERT_EQ(0, posix_memalign((void **)&buf, DIRECT_LEN, 2 * len));
+	ASSERT_EQ(0, posix_memalign((void **)&back, DIRECT_LEN, 2 * len));
+	nowait_fill(buf, 2 * len, 0, self->seed);
+	if (direct) {
+		fd = open(file, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		ASSERT_LE(0, fd) TH_LOG("open %s: %s", file, nowait_errname(errno));
+		memset(back, 0, 2 * len);
+		ASSERT_EQ((ssize_t)(2 * len), pwrite(fd, back, 2 * len, 0));
+		ASSERT_EQ(0, fsync(fd));
+		close(fd);
+	}
+	fd = open(file, O_RDWR | O_CREAT | O_CLOEXEC | (direct ? O_DIRECT : 0), 0600);
 	ASSERT_LE(0, fd) TH_LOG("open %s: %s", file, nowait_errname(errno));
-	tries = frozen_write_retrying(_metadata, self, how, fd, buf, HEAD, 0);
+	tries = frozen_write_retrying(_metadata, self, how, fd, buf, len, 0);
 	ksft_print_msg("before the freeze, the first flagged write went through at try %d\n",
 		       tries);
 	ASSERT_EQ(0, fstat(fd, &st));
-	ASSERT_EQ(HEAD, st.st_size);
+	ASSERT_EQ(size_before, st.st_size);
 
 	dfd = open(self->fs.dir, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, dfd);
@@ -752,7 +790,7 @@ static void frozen_write(struct __test_metadata *_metadata,
 		TH_LOG("FIFREEZE: %s", nowait_errname(errno));
 	watchdog = thaw_later(self->fs.dir, THAW_AFTER);
 	ASSERT_LT(0, watchdog);
-	ret = frozen_submit(self, how, fd, buf + HEAD, HEAD, HEAD, &slept);
+	ret = frozen_submit(self, how, fd, buf + len, len, (off_t)len, &slept);
 	kill(watchdog, SIGKILL);
 	waitpid(watchdog, NULL, 0);
 	EXPECT_EQ(0, ioctl(dfd, FITHAW, 0))
@@ -765,16 +803,18 @@ static void frozen_write(struct __test_metadata *_metadata,
 		       ret, ret < 0 ? ", " : "",
 		       ret < 0 ? nowait_errname((int)-ret) : "");
 	ASSERT_EQ(0, fstat(fd, &st));
-	ASSERT_EQ(HEAD, st.st_size) TH_LOG("the refused write changed the size");
+	ASSERT_EQ(size_before, st.st_size) TH_LOG("the refused write changed the size");
 
-	tries = frozen_write_retrying(_metadata, self, how, fd, buf + HEAD,
-				      HEAD, HEAD);
+	tries = frozen_write_retrying(_metadata, self, how, fd, buf + len,
+				      len, (off_t)len);
 	ksft_print_msg("after the thaw, the flagged write went through at try %d\n",
 		       tries);
 	ASSERT_EQ(0, fstat(fd, &st));
-	ASSERT_EQ(2 * HEAD, st.st_size);
-	NOWAIT_ASSERT_FILE_PATTERN(fd, back, 2 * HEAD, 0, self->seed);
+	ASSERT_EQ((off_t)(2 * len), st.st_size);
+	NOWAIT_ASSERT_FILE_PATTERN(fd, back, 2 * len, 0, self->seed);
 	close(fd);
+	free(buf);
+	free(back);
 }
 
 TEST_F(frozen, flagged_write_is_eagain_at_once)
@@ -782,7 +822,7 @@ TEST_F(frozen, flagged_write_is_eagain_at_once)
 	char file[96];
 
 	snprintf(file, sizeof(file), "%s/log", self->fs.dir);
-	frozen_write(_metadata, self, variant->how, file);
+	frozen_write(_metadata, self, variant->how, variant->direct, file);
 }
 
 TEST_F(frozen, flagged_overlayfs_write_is_eagain_at_once)
@@ -804,7 +844,7 @@ TEST_F(frozen, flagged_overlayfs_write_is_eagain_at_once)
 		TH_LOG("mount overlay %s: %s", opts, nowait_errname(errno));
 	self->ovl_mounted = true;
 	snprintf(file, sizeof(file), "%s/log", self->merged);
-	frozen_write(_metadata, self, variant->how, file);
+	frozen_write(_metadata, self, variant->how, variant->direct, file);
 }
 
 TEST_HARNESS_MAIN
