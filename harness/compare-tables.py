@@ -296,7 +296,9 @@ def hostile_tables(runs):
                              + (f" ({c['other']} {c['other_errno']})" if c["other"] else ""))
             cells.append(" → ".join(parts))
         used = runs["patched"].get(key, runs["stock"].get(key, {})).get("used_pct")
-        print(f"| {key} | {used if used is not None else '-'} | " + " | ".join(cells) + " |")
+        thawed = [k for k in kernels if runs[k].get(key, {}).get("thawed_by_watchdog")]
+        note = f" (thawed by the watchdog on {', '.join(thawed)})" if thawed else ""
+        print(f"| {key}{note} | {used if used is not None else '-'} | " + " | ".join(cells) + " |")
     slept = sum(c["slept"] for r in runs["patched"].values() for c in r["calls"].values())
     calls = sum(c["calls"] for r in runs["patched"].values() for c in r["calls"].values())
     print(f"\nPatched: {slept} of {calls} flagged calls slept in the hostile phases (goal: 0).")

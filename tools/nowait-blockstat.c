@@ -1337,11 +1337,39 @@ struct hostile {
 };
 
 static int frozen_fd = -1;
-static pid_t stopped_daemon;
+static pid_t stopped_daemon, thaw_watchdog;
+static bool thawed_by_watchdog;
+
+/*
+ * Thaw @fd's filesystem in @seconds from a child, so that a kernel whose
+ * flagged write waits for the thaw (stock: vfs_writev()'s
+ * file_start_write()) shows it as a call that slept instead of hanging.
+ */
+static pid_t thaw_later(int fd, unsigned seconds)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		die_sys("fork");
+	if (!pid) {
+		sleep(seconds);
+		_exit(ioctl(fd, FITHAW, 0) ? 1 : 0);
+	}
+	return pid;
+}
 
 static void hostile_undo(void)
 {
-	if (frozen_fd >= 0 && ioctl(frozen_fd, FITHAW, 0))
+	int status;
+
+	if (thaw_watchdog > 0) {
+		kill(thaw_watchdog, SIGKILL);
+		if (waitpid(thaw_watchdog, &status, 0) == thaw_watchdog &&
+		    WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			thawed_by_watchdog = true;
+		thaw_watchdog = 0;
+	}
+	if (frozen_fd >= 0 && !thawed_by_watchdog && ioctl(frozen_fd, FITHAW, 0))
 		perror("nowait-blockstat: FITHAW");
 	frozen_fd = -1;
 	if (stopped_daemon > 0)
@@ -1469,6 +1497,7 @@ static void hostile_main(struct hostile *h, const char *release, const char *jso
 		frozen_fd = open(h->dir, O_RDONLY | O_DIRECTORY);
 		if (frozen_fd < 0 || ioctl(frozen_fd, FIFREEZE, 0))
 			die_sys("FIFREEZE %s", h->dir);
+		thaw_watchdog = thaw_later(frozen_fd, 30);
 	}
 	for (int k = 0; k < H_KINDS; k++)
 		phase_alloc(&h->ph[k], h->calls);
@@ -1478,8 +1507,9 @@ static void hostile_main(struct hostile *h, const char *release, const char *jso
 	for (int k = 0; k < H_KINDS; k++)
 		phase_sort(&h->ph[k]);
 
-	printf("nowait-blockstat --hostile %s on %s: %s, %.1f%% used%s\n", h->label,
-	       release, h->dir, h->used_pct, h->enospc ? ", full (ENOSPC)" : "");
+	printf("nowait-blockstat --hostile %s on %s: %s, %.1f%% used%s%s\n", h->label,
+	       release, h->dir, h->used_pct, h->enospc ? ", full (ENOSPC)" : "",
+	       thawed_by_watchdog ? ", thawed by the 30 s watchdog" : "");
 	for (int k = 0; k < H_KINDS; k++) {
 		const struct phase *p = &h->ph[k];
 
@@ -1494,8 +1524,9 @@ static void hostile_main(struct hostile *h, const char *release, const char *jso
 
 		fprintf(f, ",\n  \"hostile\": ");
 		json_str(f, h->label);
-		fprintf(f, ",\n  \"used_pct\": %.1f, \"enospc\": %u,\n  \"calls\": {",
-			h->used_pct, h->enospc);
+		fprintf(f, ",\n  \"used_pct\": %.1f, \"enospc\": %u, \"thawed_by_watchdog\": %s,"
+			"\n  \"calls\": {", h->used_pct, h->enospc,
+			thawed_by_watchdog ? "true" : "false");
 		for (int k = 0; k < H_KINDS; k++) {
 			const struct phase *p = &h->ph[k];
 
