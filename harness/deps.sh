@@ -15,6 +15,8 @@ pkgs=(
 	python3-ply python3-git
 	# nowait-serve's tests and bench
 	curl openssl wrk
+	# make deb: the packages (dpkg-buildpackage, the kernel's bindeb-pkg) and lintian
+	dpkg-dev debhelper fakeroot lintian kmod
 	# make regress: the Debian guest (mmdebstrap), fstests and LTP built on the host
 	mmdebstrap autoconf automake libtool libaio-dev xfslibs-dev uuid-dev
 	libattr1-dev libacl1-dev libgdbm-dev libcap-dev
