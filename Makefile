@@ -61,7 +61,8 @@ against-v1 against-v2:
 	harness/against.sh $(@:against-%=%)
 
 # Debian packages in build/deb/: libnowait1, libnowait-dev, nowait-serve and
-# nowait-tools (debian/, lintian-clean).
+# nowait-tools (debian/, lintian-clean), and the patched kernel's
+# linux-image and linux-headers (bindeb-pkg, harness/kernel-deb.sh).
 deb:
 	harness/deb.sh
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # make deb: the Debian packages of nowait into build/deb/:
 #   libnowait1, libnowait-dev, nowait-serve, nowait-tools  (debian/, dpkg-buildpackage)
+#   linux-image-R, linux-headers-R, R = 6.12.N-nowaitS       (harness/kernel-deb.sh)
 # then lintian on the userspace packages, which must report no error and
 # no warning (overrides, each with its reason, are in debian/).
 #
-#   harness/deb.sh
+#   harness/deb.sh [--no-kernel]
 #
 # dpkg-buildpackage runs in a copy of the clone's files (tracked and
 # untracked, less what .gitignore names) under build/deb/src, so that it
@@ -12,6 +13,8 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+kernel=1
+[ "${1:-}" = --no-kernel ] && kernel=0
 out=$NOWAIT_OUT/deb
 src=$out/src/nowait
 
@@ -33,4 +36,5 @@ lintian --fail-on error,warning --display-info --show-overrides "$changes" 2>&1 
 	grep -v 'running with root privileges is not recommended' | tee "$out/lintian.txt" >&2 ||
 	die "lintian: errors or warnings (see $out/lintian.txt)"
 say "lintian: $(grep -c '^E:' "$out/lintian.txt" || true) error(s), $(grep -c '^W:' "$out/lintian.txt" || true) warning(s), $(grep -c '^I:' "$out/lintian.txt" || true) info, $(grep -c '^O:' "$out/lintian.txt" || true) overridden"
+[ "$kernel" = 0 ] || "$NOWAIT_ROOT/harness/kernel-deb.sh" >/dev/null
 ls "$out"/*.deb

@@ -144,18 +144,8 @@ build() {
 	# Fixed build stamps keep ccache hits across rebuilds.
 	export KBUILD_BUILD_USER=nowait KBUILD_BUILD_HOST=nowait KBUILD_BUILD_TIMESTAMP="2025-01-01" LOCALVERSION=
 	say "build: make -j$jobs bzImage in $build (log: $log)"
-	make -C "$NOWAIT_SRC" O="$build" CC="ccache gcc" -j"$jobs" bzImage >"$log" 2>&1 &
-	local pid=$! n last=0
-	while kill -0 "$pid" 2>/dev/null; do
-		sleep 15
-		n=$(grep -c '^  [A-Z]' "$log" 2>/dev/null || true)
-		if [ "$n" != "$last" ]; then say "build: $n steps done"; last=$n; fi
-	done
-	if ! wait "$pid"; then
-		grep -E 'error|Error' "$log" | head -20 >&2
-		tail -5 "$log" >&2
+	kbuild_logged "$log" make -C "$NOWAIT_SRC" O="$build" CC="ccache gcc" -j"$jobs" bzImage ||
 		die "kernel build failed"
-	fi
 	say "build: $(grep -c '^  [A-Z]' "$log") steps; ccache: $(ccache -s 2>/dev/null | grep -iE 'hits|hit rate' | head -1 | tr -s ' ')"
 }
 
