@@ -1,7 +1,7 @@
 # nowait: a kernel patch series for RWF_NOWAIT, the harness that proves it,
 # and libnowait.  `make demo` and `make check` are the two commands in README.md.
 
-.PHONY: all demo demo-stock check check-debug check-debug-long kernel kernel-debug compare cost fuzz series-check against-v1 against-v2 deb
+.PHONY: all demo demo-stock check check-debug check-debug-long kernel kernel-debug compare cost fuzz series-check against-v1 against-v2 deb deb-check
 all: lib
 
 # BASE=7.3 runs the kernel targets on linux-source-7.3 instead of 6.12
@@ -65,6 +65,13 @@ against-v1 against-v2:
 # linux-image and linux-headers (bindeb-pkg, harness/kernel-deb.sh).
 deb:
 	harness/deb.sh
+
+# The packages installed with apt in the Debian 12 image of make regress,
+# booted with its own kernel, initrd and systemd: the nowait kernel, the
+# probe, nowait-serve by systemctl, the library, then apt remove and the
+# stock kernel (harness/deb-check.sh; builds what it needs, once).
+deb-check:
+	harness/deb-check.sh
 
 kernel:
 	harness/kernel.sh
