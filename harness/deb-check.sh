@@ -19,7 +19,7 @@
 #    what it finds (harness/deb-check/guest.sh); this script asserts: uname
 #    -r is the nowait release, the probe's ext4 and tmpfs rows are the
 #    patched ones, nowait-serve started by systemctl serves the file over
-#    TLS to curl (certificate checked) as a dynamic user without
+#    TLS to curl (certificate checked) as its system user without
 #    capabilities, pkg-config --libs nowait is -lnowait and the packaged
 #    example builds, links libnowait.so.1 and hashes the file as the tree's
 #    build does; then apt remove of the nowait kernel.
@@ -210,8 +210,7 @@ for cell in "ext4 read_hit 16384" "ext4 read_miss EAGAIN" "ext4 write 16384" "ex
 done
 check "nowait-serve: the unit started" 0 "$(value "$l" serve-start)"
 check "nowait-serve: curl over TLS (snakeoil certificate verified) got the file" "$want_sha" "$(value "$l" served-sha256)"
-user=$(value "$l" serve-user)
-if [ -n "$user" ] && [ "$user" != root ]; then pass "nowait-serve runs as $user (DynamicUser)"; else fail "nowait-serve user: '$user'"; fi
+check "nowait-serve runs as its system user" _nowait-serve "$(value "$l" serve-user)"
 check "nowait-serve has no effective capabilities" 0000000000000000 "$(value "$l" serve-caps)"
 say "deb-check: $(value "$l" serve-exposure)"
 check "pkg-config --libs nowait" -lnowait "$(value "$l" pkg-config-libs)"

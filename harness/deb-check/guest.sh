@@ -34,15 +34,17 @@ if [ "$phase" = 1 ]; then
 	systemctl start nowait-serve
 	say "serve-start $?"
 	i=0
-	until curl -sS -o /tmp/got --cacert /etc/ssl/certs/ssl-cert-snakeoil.pem \
-		--resolve "$(cat /etc/hostname):8443:127.0.0.1" "https://$(cat /etc/hostname):8443/hello.bin"; do
+	until status=$(curl -sS -o /tmp/got -w '%{http_code}' --cacert /etc/ssl/certs/ssl-cert-snakeoil.pem \
+		--resolve "$(cat /etc/hostname):8443:127.0.0.1" "https://$(cat /etc/hostname):8443/hello.bin"); do
 		i=$((i + 1))
 		[ $i -lt 30 ] || break
 		sleep 1
 	done
 	say "curl-tries $i"
+	say "curl-status $status"
+	[ "$status" = 200 ] || say "curl-body $(head -c 300 /tmp/got | tr '\n' ' ')"
 	say "served-sha256 $(sha256sum </tmp/got | cut -d' ' -f1)"
-	say "serve-user $(ps -o user= -C nowait-serve | head -1)"
+	say "serve-user $(ps -o user:32= -C nowait-serve | head -1)"
 	say "serve-caps $(grep CapEff /proc/$(pgrep -o nowait-serve)/status | cut -f2)"
 	say "serve-exposure $(systemd-analyze security --no-pager nowait-serve.service | tail -1)"
 	systemctl stop nowait-serve
