@@ -70,6 +70,7 @@ in_chroot() {
 	return $rc
 }
 
+phase "dependencies" "$NOWAIT_ROOT/harness/deps.sh" >&2 || { fail "dependencies"; finish; }
 # The regress image, and with --if-cached the kernel packages, must be there.
 if [ -n "$if_cached" ]; then
 	rootfs=$("$NOWAIT_ROOT/harness/regress-image.sh" --if-cached) || skip "the regress image is not made (make regress or make deb-check makes it)"
@@ -168,7 +169,7 @@ boot() {
 # from_image PATH DEST: a file of the image, with debugfs, without mounting it.
 from_image() { debugfs -R "dump -p $1 $2" "$img" >/dev/null 2>&1 && [ -s "$2" ]; }
 # value LOG KEY: the rest of the guest's "deb-check: KEY ..." line.
-value() { sed -n "s/^deb-check: $2 //p" "$1" | head -1; }
+value() { sed -n "s/^deb-check: $2 //p" "$1" | head -1 | sed 's/[[:space:]]*$//'; }
 # probe_cell LOG TARGET COLUMN: one cell of the probe's JSON.
 probe_cell() {
 	json_from "$1" "$1.probe.json" probe >/dev/null 2>&1 || { echo "no probe JSON"; return; }

@@ -18,7 +18,7 @@ kernel=1
 out=$NOWAIT_OUT/deb
 src=$out/src/nowait
 
-phase "dependencies" "$NOWAIT_ROOT/harness/deps.sh" >&2
+phase "dependencies" "$NOWAIT_ROOT/harness/deps.sh" --deb >&2
 rm -rf "$out/src" && mkdir -p "$src"
 (cd "$NOWAIT_ROOT" && git ls-files -z -co --exclude-standard | rsync -a --from0 --files-from=- ./ "$src/")
 say "userspace: dpkg-buildpackage -us -uc -b in $src"
@@ -36,5 +36,10 @@ lintian --fail-on error,warning --display-info --show-overrides "$changes" 2>&1 
 	grep -v 'running with root privileges is not recommended' | tee "$out/lintian.txt" >&2 ||
 	die "lintian: errors or warnings (see $out/lintian.txt)"
 say "lintian: $(grep -c '^E:' "$out/lintian.txt" || true) error(s), $(grep -c '^W:' "$out/lintian.txt" || true) warning(s), $(grep -c '^I:' "$out/lintian.txt" || true) info, $(grep -c '^O:' "$out/lintian.txt" || true) overridden"
-[ "$kernel" = 0 ] || "$NOWAIT_ROOT/harness/kernel-deb.sh" >/dev/null
+if [ "$kernel" = 1 ]; then
+	# A machine without the series tree gets one, as kernel.sh makes it;
+	# where there is one, kernel-deb.sh builds it as it is.
+	[ -d "$NOWAIT_SRC/.git" ] || phase "series tree" "$NOWAIT_ROOT/harness/kernel.sh" --prepare >&2
+	"$NOWAIT_ROOT/harness/kernel-deb.sh" >/dev/null
+fi
 ls "$out"/*.deb

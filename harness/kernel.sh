@@ -3,13 +3,15 @@
 # harness/lib.sh: 6.12 or 7.3) with that base's series (kernel/BASE/series)
 # applied.
 #
-#   [NOWAIT_BASE=7.3] harness/kernel.sh [--debug] [--stock] [--upto N] [--touched]
+#   [NOWAIT_BASE=7.3] harness/kernel.sh [--debug] [--stock] [--upto N] [--touched | --prepare]
 #
 # --stock builds the tree without the series, --upto N with its first N patches.
 # --touched compiles only the object files of the C files the applied patches
 # change, whether or not the config builds them (kbuild compiles a single
 # object on request), instead of the kernel image: it is how every prefix of
-# the series is checked without a full build per prefix.
+# the series is checked without a full build per prefix. --prepare only
+# unpacks the tree and applies the series, for harness/kernel-deb.sh on a
+# machine that has no tree yet.
 # The source is a git tree under $NOWAIT_CACHE, reset to the pristine Debian
 # tree before the series is applied with git am; objects go to a build folder
 # per variant there too, and ccache keeps its cache beside them. The stock
@@ -21,14 +23,15 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-variant=default name=patched upto= touched=
+variant=default name=patched upto= touched= prepare=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--debug) variant=debug ;;
 	--stock) upto=0 ;;
 	--upto) upto=$2; shift ;;
 	--touched) touched=1 ;;
-	*) die "usage: $0 [--debug] [--stock] [--upto N] [--touched]" ;;
+	--prepare) prepare=1 ;;
+	*) die "usage: $0 [--debug] [--stock] [--upto N] [--touched | --prepare]" ;;
 	esac
 	shift
 done
@@ -177,6 +180,7 @@ if [ "$upto" = 0 ]; then
 else
 	apply_series
 fi
+[ -z "$prepare" ] || exit 0
 [ "$variant" = debug ] && name=$name-debug
 configure
 if [ -n "$touched" ]; then
