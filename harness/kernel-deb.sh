@@ -18,7 +18,7 @@
 # on, which changes every object, so its first build is a cold one (about
 # 25 minutes on 2 cores) and shares nothing with the test kernels' objects.
 # The packages are kept in $NOWAIT_CACHE/deb/BASE-KEY, KEY a hash of the
-# tree's commit, the release and the config fragments, and a later run with
+# tree's content, the release and the config fragments, and a later run with
 # the same KEY builds nothing.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -38,6 +38,9 @@ git_q=(git -C "$NOWAIT_SRC")
 [ -z "$("${git_q[@]}" status --porcelain --untracked-files=no)" ] ||
 	die "$NOWAIT_SRC has uncommitted changes (a git am stopped half-way?): not building from it"
 head=$("${git_q[@]}" rev-parse HEAD)
+# The key follows the tree's content, not its commit: kernel.sh re-applies
+# the same patches as new commits (another engineer's run did twice today).
+tree=$("${git_q[@]}" rev-parse 'HEAD^{tree}')
 applied=$("${git_q[@]}" rev-list --count base..HEAD)
 in_series=$(grep -cvE '^[[:space:]]*(#|$)' "$NOWAIT_KDIR/series")
 [ "$applied" = "$in_series" ] ||
@@ -45,11 +48,11 @@ in_series=$(grep -cvE '^[[:space:]]*(#|$)' "$NOWAIT_KDIR/series")
 sublevel=$(sed -n 's/^SUBLEVEL = //p' "$NOWAIT_SRC/Makefile")
 base=$(sed -n 's/^VERSION = //p' "$NOWAIT_SRC/Makefile").$(sed -n 's/^PATCHLEVEL = //p' "$NOWAIT_SRC/Makefile").$sublevel
 release=$base-nowait$NOWAIT_SERIES
-key=$( (echo "$head $release $deb_version"; cat "${frags[@]}") | sha256sum | cut -c1-12)
+key=$( (echo "$tree $release $deb_version"; cat "${frags[@]}") | sha256sum | cut -c1-12)
 keep=$NOWAIT_CACHE/deb/$NOWAIT_BASE-$key
 
 if ! ls "$keep"/linux-image-"$release"_*.deb >/dev/null 2>&1; then
-	[ "${1:-}" != --if-cached ] || { say "kernel packages for tree $head ($release) not built yet"; exit 3; }
+	[ "${1:-}" != --if-cached ] || { say "kernel packages for tree $tree (commit $head, $release) not built yet"; exit 3; }
 	mkdir -p "$build"
 	# The release string, from the series version.
 	printf 'CONFIG_LOCALVERSION="-nowait%s"\n' "$NOWAIT_SERIES" >"$top/release.config"
@@ -69,7 +72,7 @@ if ! ls "$keep"/linux-image-"$release"_*.deb >/dev/null 2>&1; then
 	# LOCALVERSION= (empty) as in kernel.sh: else setlocalversion adds "+"
 	# for a git tree that is not at a release tag (6.12.118-nowait3+).
 	export KBUILD_BUILD_USER=nowait KBUILD_BUILD_HOST=nowait KBUILD_BUILD_TIMESTAMP="2025-01-01" LOCALVERSION=
-	export KDEB_PKGVERSION=$release KDEB_CHANGELOG_DIST=bookworm DEBEMAIL=nowait@localhost DEBFULLNAME=nowait
+	export KDEB_PKGVERSION=$release KDEB_CHANGELOG_DIST=bookworm DEBEMAIL=maintainers@users.noreply.a-seed-bf62e07a.example DEBFULLNAME="nowait maintainers"
 	say "build: make -j2 bindeb-pkg in $build ($release: $applied patch(es) on $KERNEL_PKG $deb_version; log: $log)"
 	kbuild_logged "$log" nice -n 10 make -C "$NOWAIT_SRC" O="$build" CC="ccache gcc" -j2 bindeb-pkg ||
 		die "kernel package build failed"
@@ -77,11 +80,11 @@ if ! ls "$keep"/linux-image-"$release"_*.deb >/dev/null 2>&1; then
 	[ "$(cat "$build/include/config/kernel.release")" = "$release" ] ||
 		die "the kernel calls itself $(cat "$build/include/config/kernel.release"), not $release"
 	mv "$top"/linux-image-"$release"_*.deb "$top"/linux-headers-"$release"_*.deb "$keep.tmp/"
-	echo "$KERNEL_PKG $deb_version, $applied patch(es) (tree $head), series v$NOWAIT_SERIES on base $NOWAIT_BASE, config nowait.config + deb.config" >"$keep.tmp/version"
+	echo "$KERNEL_PKG $deb_version, $applied patch(es) (commit $head, tree $tree), series v$NOWAIT_SERIES on base $NOWAIT_BASE, config nowait.config + deb.config" >"$keep.tmp/version"
 	rm -rf "$keep" && mv "$keep.tmp" "$keep"
 	say "build: done; $(ls "$keep"/*.deb | wc -l) packages in $keep"
 else
-	say "kernel packages for tree $head ($release) already built: $keep"
+	say "kernel packages for tree $tree (commit $head, $release) already built: $keep"
 fi
 mkdir -p "$out"
 rm -f "$out"/linux-image-*.deb "$out"/linux-headers-*.deb
