@@ -1,7 +1,7 @@
 # nowait: a kernel patch series for RWF_NOWAIT, the harness that proves it,
 # and libnowait.  `make demo` and `make check` are the two commands in README.md.
 
-.PHONY: all demo demo-stock check check-debug check-debug-long kernel kernel-debug compare cost fuzz series-check against-v1 against-v2
+.PHONY: all demo demo-stock check check-debug check-debug-long kernel kernel-debug compare cost fuzz series-check against-v1 against-v2 deb deb-check
 all: lib
 
 # BASE=7.3 runs the kernel targets on linux-source-7.3 instead of 6.12
@@ -59,6 +59,19 @@ series-check:
 # they must fail: the v2 review's on v1, the v3 review's on v2.
 against-v1 against-v2:
 	harness/against.sh $(@:against-%=%)
+
+# Debian packages in build/deb/: libnowait1, libnowait-dev, nowait-serve and
+# nowait-tools (debian/, lintian-clean), and the patched kernel's
+# linux-image and linux-headers (bindeb-pkg, harness/kernel-deb.sh).
+deb:
+	harness/deb.sh
+
+# The packages installed with apt in the Debian 12 image of make regress,
+# booted with its own kernel, initrd and systemd: the nowait kernel, the
+# probe, nowait-serve by systemctl, the library, then apt remove and the
+# stock kernel (harness/deb-check.sh; builds what it needs, once).
+deb-check:
+	harness/deb-check.sh
 
 kernel:
 	harness/kernel.sh

@@ -2,7 +2,8 @@
 # Run every test: on each kernel base (harness/lib.sh), the kernel
 # conformance suite in the patched kernel under QEMU, the crash test and
 # checkpatch on the series; then the library's and the server's tests on
-# the host.
+# the host; and the Debian packages booted in the Debian 12 image when it
+# and the kernel packages are made (make deb-check; else a skip).
 #
 #   harness/check.sh [--debug]
 #
@@ -163,6 +164,23 @@ serve_suite() {
 	done
 }
 
+# The Debian packages installed and booted in the Debian 12 image of make
+# regress (harness/deb-check.sh), on 6.12, the base Debian runs; only when
+# that image and the kernel packages are already made (a cold kernel
+# package build takes 25 minutes): else one SKIP line says so.
+deb_suite() {
+	local rc
+	[[ " $bases " == *" 6.12 "* ]] || { record "SKIP deb-check: 6.12 is not among the bases checked"; return 0; }
+	NOWAIT_BASE=6.12 NOWAIT_OUT=$user_out "$NOWAIT_ROOT/harness/deb-check.sh" --if-cached 2>&1 | while IFS= read -r line; do
+		case $line in
+		'PASS '* | 'FAIL '* | 'SKIP '*) record "$line" ;;
+		*) printf '%s\n' "$line" >&2 ;;
+		esac
+	done
+	rc=${PIPESTATUS[0]}
+	[ "$rc" = 0 ] || grep -q '^FAIL deb-check' "$results" || record "FAIL deb-check: exited $rc without a failed case"
+}
+
 phase "dependencies" "$NOWAIT_ROOT/harness/deps.sh" || { record "FAIL dependencies"; }
 # The one network filesystem whose server cannot run in the guest, for
 # every base's guest.
@@ -179,6 +197,7 @@ done
 phase "libnowait" library_suite
 phase "libnowait install" library_install
 phase "nowait-serve" serve_suite
+phase "Debian packages" deb_suite
 
 pass=$(grep -c '^PASS' "$results")
 fail=$(grep -c '^FAIL' "$results")

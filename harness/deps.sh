@@ -1,7 +1,19 @@
 #!/usr/bin/env bash
 # Install the Debian packages nowait needs; does nothing when all are there.
+# --deb: only what make deb needs (harness/deb.sh), for a user who builds the
+# packages and none of the test rigs.
+#
+#   harness/deps.sh [--deb]
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+
+deb_pkgs=(
+	# the 6.12 tree, its build (the kernel's bindeb-pkg) and the packaging
+	linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev
+	ccache cpio xz-utils rsync git kmod dpkg-dev debhelper fakeroot lintian
+	# debian/control's Build-Depends
+	liburing-dev pkgconf
+)
 
 # The two kernel bases: 6.12 from Debian 12's archive (what Debian 12 and 13
 # run), 7.3 from trixie-backports (the upstream base), reached through the
@@ -15,6 +27,8 @@ pkgs=(
 	python3-ply python3-git
 	# nowait-serve's tests and bench
 	curl openssl wrk
+	# make deb and deb-check: the packages and lintian
+	"${deb_pkgs[@]}"
 	# make regress: the Debian guest (mmdebstrap), fstests and LTP built on the host
 	mmdebstrap autoconf automake libtool libaio-dev xfslibs-dev uuid-dev
 	libattr1-dev libacl1-dev libgdbm-dev libcap-dev
@@ -25,10 +39,11 @@ pkgs=(
 	# client, and libcephfs's Python binding for its read/write check
 	ceph-mon ceph-mgr ceph-osd ceph-mds ceph-common python3-cephfs
 )
+[ "${1:-}" != --deb ] || pkgs=("${deb_pkgs[@]}")
 # make regress's i386 LTP links libaio in statically (harness/regress-suites.sh):
 # Debian's i386 package, through multiarch.
-pkgs+=(libaio-dev:i386)
-if ! dpkg --print-foreign-architectures | grep -qx i386; then
+[ "${1:-}" = --deb ] || pkgs+=(libaio-dev:i386)
+if [ "${1:-}" != --deb ] && ! dpkg --print-foreign-architectures | grep -qx i386; then
 	say "packages: adding the i386 architecture (libaio-dev:i386)"
 	dpkg --add-architecture i386
 fi
@@ -57,7 +72,8 @@ backports_suite() {
 		Pin-Priority: 500
 	EOF
 }
-backports_suite
+[ "${1:-}" = --deb ] || backports_suite
+mapfile -t pkgs < <(printf '%s\n' "${pkgs[@]}" | awk '!seen[$0]++')
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

@@ -3,13 +3,15 @@
 # harness/lib.sh: 6.12 or 7.3) with that base's series (kernel/BASE/series)
 # applied.
 #
-#   [NOWAIT_BASE=7.3] harness/kernel.sh [--debug] [--stock] [--upto N] [--touched]
+#   [NOWAIT_BASE=7.3] harness/kernel.sh [--debug] [--stock] [--upto N] [--touched | --prepare]
 #
 # --stock builds the tree without the series, --upto N with its first N patches.
 # --touched compiles only the object files of the C files the applied patches
 # change, whether or not the config builds them (kbuild compiles a single
 # object on request), instead of the kernel image: it is how every prefix of
-# the series is checked without a full build per prefix.
+# the series is checked without a full build per prefix. --prepare only
+# unpacks the tree and applies the series, for harness/kernel-deb.sh on a
+# machine that has no tree yet.
 # The source is a git tree under $NOWAIT_CACHE, reset to the pristine Debian
 # tree before the series is applied with git am; objects go to a build folder
 # per variant there too, and ccache keeps its cache beside them. The stock
@@ -21,14 +23,15 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-variant=default name=patched upto= touched=
+variant=default name=patched upto= touched= prepare=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--debug) variant=debug ;;
 	--stock) upto=0 ;;
 	--upto) upto=$2; shift ;;
 	--touched) touched=1 ;;
-	*) die "usage: $0 [--debug] [--stock] [--upto N] [--touched]" ;;
+	--prepare) prepare=1 ;;
+	*) die "usage: $0 [--debug] [--stock] [--upto N] [--touched | --prepare]" ;;
 	esac
 	shift
 done
@@ -146,18 +149,8 @@ build() {
 	# Fixed build stamps keep ccache hits across rebuilds.
 	export KBUILD_BUILD_USER=nowait KBUILD_BUILD_HOST=nowait KBUILD_BUILD_TIMESTAMP="2025-01-01" LOCALVERSION=
 	say "build: make -j$jobs bzImage in $build (log: $log)"
-	make -C "$NOWAIT_SRC" O="$build" CC="ccache gcc" -j"$jobs" bzImage >"$log" 2>&1 &
-	local pid=$! n last=0
-	while kill -0 "$pid" 2>/dev/null; do
-		sleep 15
-		n=$(grep -c '^  [A-Z]' "$log" 2>/dev/null || true)
-		if [ "$n" != "$last" ]; then say "build: $n steps done"; last=$n; fi
-	done
-	if ! wait "$pid"; then
-		grep -E 'error|Error' "$log" | head -20 >&2
-		tail -5 "$log" >&2
+	kbuild_logged "$log" make -C "$NOWAIT_SRC" O="$build" CC="ccache gcc" -j"$jobs" bzImage ||
 		die "kernel build failed"
-	fi
 	say "build: $(grep -c '^  [A-Z]' "$log") steps; ccache: $(ccache -s 2>/dev/null | grep -iE 'hits|hit rate' | head -1 | tr -s ' ')"
 }
 
@@ -189,6 +182,7 @@ if [ "$upto" = 0 ]; then
 else
 	apply_series
 fi
+[ -z "$prepare" ] || exit 0
 [ "$variant" = debug ] && name=$name-debug
 configure
 if [ -n "$touched" ]; then

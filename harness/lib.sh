@@ -14,10 +14,13 @@ NOWAIT_CCACHE=$NOWAIT_CACHE/ccache
 NOWAIT_BASES="6.12 7.3"
 NOWAIT_BASE=${NOWAIT_BASE:-6.12}
 case $NOWAIT_BASE in
-6.12) nowait_base_sfx= ;;
-7.3) nowait_base_sfx=-7.3 ;;
+6.12) nowait_base_sfx= NOWAIT_SERIES=3 ;;
+7.3) nowait_base_sfx=-7.3 NOWAIT_SERIES= ;;
 *) printf 'NOWAIT_BASE=%s: no such base (%s)\n' "$NOWAIT_BASE" "$NOWAIT_BASES" >&2; exit 2 ;;
 esac
+# NOWAIT_SERIES: the version of the base's series (6.12: v3, docs/series-v3.md);
+# the kernel packages of make deb are BASE.N-nowait$NOWAIT_SERIES
+# (harness/kernel-deb.sh). 7.3 has no series yet.
 export NOWAIT_BASE
 KERNEL_PKG=linux-source-$NOWAIT_BASE
 NOWAIT_KDIR=$NOWAIT_ROOT/kernel/$NOWAIT_BASE
@@ -74,6 +77,26 @@ ceph_cluster() {
 	phase "ceph cluster" "$NOWAIT_ROOT/harness/ceph.sh" start >/dev/null || return 1
 	export NOWAIT_CEPH=1
 	trap '"$NOWAIT_ROOT/harness/ceph.sh" stop >/dev/null' EXIT
+}
+
+# kbuild_logged LOG CMD...: run CMD, a kernel make, with its output in LOG,
+# saying every 15 s how many kbuild steps are done; on failure, print its
+# errors and fail.
+kbuild_logged() {
+	local log=$1 pid n last=0
+	shift
+	"$@" >"$log" 2>&1 &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 15
+		n=$(grep -c '^  [A-Z]' "$log" 2>/dev/null || true)
+		if [ "$n" != "$last" ]; then say "build: $n steps done"; last=$n; fi
+	done
+	if ! wait "$pid"; then
+		grep -E 'error|Error' "$log" | head -20 >&2
+		tail -5 "$log" >&2
+		return 1
+	fi
 }
 
 # json_from LOG OUT [NAME]: the JSON a guest job printed between its markers

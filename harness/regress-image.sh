@@ -4,9 +4,10 @@
 # harness/regress/packages, so the tree is rebuilt only when the list changes).
 # dpkg runs with force-unsafe-io: the tree is remade, never repaired, and
 # fsync per file made the first build take 30 minutes on a shared host.
-# Prints the tree's path.
+# Prints the tree's path. --if-cached prints it only when the tree is already
+# made, and otherwise exits 3 without making it (make check's deb-check).
 #
-#   harness/regress-image.sh
+#   harness/regress-image.sh [--if-cached]
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -21,6 +22,7 @@ if [ -e "$root/.complete" ]; then
 	echo "$root"
 	exit 0
 fi
+[ "${1:-}" != --if-cached ] || { say "image: $root not made yet"; exit 3; }
 command -v mmdebstrap >/dev/null || die "mmdebstrap missing: run harness/deps.sh"
 # The same archive as the host's apt: deb.debian.org, bookworm, its updates and security.
 mirror=$(apt-get indextargets --format '$(REPO_URI)' 'Created-By: Packages' 2>/dev/null |

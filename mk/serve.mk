@@ -19,17 +19,20 @@ SV_TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
 SV_SRC := $(addprefix $(SV_TOP)/serve/,nowait-serve.c http.c)
 SV_HDR := $(SV_TOP)/serve/http.h $(SV_TOP)/include/nowait.h
 SV_LIB := $(SV_TOP)/build/lib-plain/libnowait.a
+# Where the binary goes; debian/rules builds into debian/build and links the
+# shared library (SV_OUT=... SV_LIB=.../libnowait.so).
+SV_OUT := $(SV_TOP)/build/serve
 # CI_CFLAGS: what CI adds (-Werror), as in mk/libnowait.mk.
 CI_CFLAGS ?=
 SV_CFLAGS := -std=c11 -Wall -Wextra -O2 -g -pthread -D_FILE_OFFSET_BITS=64 \
 	-I$(SV_TOP)/include $(CI_CFLAGS)
 SV_LIBS := -lssl -lcrypto -luring -lpthread
 SV_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-SERVE_CHECK_BIN ?= $(SV_TOP)/build/serve/nowait-serve
+SERVE_CHECK_BIN ?= $(SV_OUT)/nowait-serve
 SERVE_BENCH_ARGS ?=
 SERVE_BENCH_GUEST_ARGS ?=
 
-$(SV_TOP)/build/serve/nowait-serve: $(SV_SRC) $(SV_HDR) $(SV_LIB)
+$(SV_OUT)/nowait-serve: $(SV_SRC) $(SV_HDR) $(SV_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(SV_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(SV_SRC) $(SV_LIB) $(SV_LIBS) -o $@
 
@@ -41,7 +44,7 @@ $(SV_TOP)/build/serve-asan/nowait-serve: $(SV_SRC) $(SV_HDR) $(SV_TOP)/src/nowai
 
 .PHONY: serve serve-asan serve-check serve-bench serve-bench-guest serve-clean
 all: serve
-serve: $(SV_TOP)/build/serve/nowait-serve
+serve: $(SV_OUT)/nowait-serve
 serve-asan: $(SV_TOP)/build/serve-asan/nowait-serve
 
 serve-check: serve
