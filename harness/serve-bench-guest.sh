@@ -72,7 +72,7 @@ job=$out/job
 regress_job_dir "$job/regress"
 printf '%s\n' "${bench_args[@]}" >"$job/regress/serve.args"
 mkdir -p "$job/serve"
-cp "$NOWAIT_ROOT"/serve/{bench.sh,lib.sh,zipf.lua} "$NOWAIT_ROOT/build/serve/nowait-serve" "$job/serve/"
+cp "$NOWAIT_ROOT"/serve/{bench.sh,lib.sh,zipf.lua,pace.py} "$NOWAIT_ROOT/build/serve/nowait-serve" "$job/serve/"
 rm -f "$out/job.img"
 mkfs.ext4 -q -F -L serve-job -d "$job" "$out/job.img" 64M >&2
 say "serve-bench-guest: bench.sh ${bench_args[*]}; about ${per_fs} s per filesystem, budget ${budget}s per boot; data disk reads throttled to $iops IOPS"
