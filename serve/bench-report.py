@@ -336,9 +336,9 @@ def guest_report(top, setup):
     fses = [f for f in FSES if any(fs == f for _, fs in found)]
     fses += sorted({fs for _, fs in found} - set(fses))
 
-    def cell(k, fs, c, m, key):
+    def cell(k, fs, c, m, key, rows="rows"):
         r = found.get((k, fs), {})
-        for cc, mm, s in r.get("rows", []):
+        for cc, mm, s in r.get(rows, []):
             if (cc, mm) == (c, m):
                 return fmt(s[key])
         return "-"
@@ -366,19 +366,42 @@ def guest_report(top, setup):
                                           {"setup": found[(k, fs)]["setup"],
                                            "results": [{"conns": c, "mode": m, "summary": s}
                                                        for c, m, s in found[(k, fs)]["rows"]],
-                                           "targets": found[(k, fs)]["targets"]})
+                                           "peer_results": [{"conns": c, "mode": m, "summary": s}
+                                                            for c, m, s in found[(k, fs)]["peer_rows"]],
+                                           "targets": found[(k, fs)]["targets"],
+                                           "peer_targets": found[(k, fs)]["peer_targets"]})
                                        for k in KERNELS}
+    pcols = [("req/s", "req_per_s"), ("p50 µs", "p50_us"), ("p99 µs", "p99_us"), ("p99.9 µs", "p999_us"),
+             ("CPU µs/req", "cpu_us_per_req"), ("open req/s", "open_completed_per_s"),
+             ("open p99 µs", "open_p99_us"), ("open hit p99 µs", "open_hit_p99_us"),
+             ("open miss p99 µs", "open_miss_p99_us"), ("open hit %", "open_hit_pct"),
+             ("pacer late p99 µs", "open_pacer_late_p99_us")]
+    md += ["", "Every server, nginx included, on the client's figures: wrk (closed loop, latency from send",
+           "to response) and serve/pace.py (open loop, latency from the time each request was due, hit or",
+           "miss by the client's cachestat before sending). Each cell: stock / patched, median over",
+           "repetitions.", "",
+           "| fs | conns | mode | " + " | ".join(n for n, _ in pcols) + " |",
+           "|---|---|---|" + "---|" * len(pcols)]
+    for fs in fses:
+        keys = sorted({(c, m) for k in KERNELS for c, m, _ in found.get((k, fs), {}).get("peer_rows", [])},
+                      key=lambda cm: (cm[0], MODES.index(cm[1]) if cm[1] in MODES else 99))
+        for c, m in keys:
+            md.append(f"| {fs} | {c} | {m} | " + " | ".join(
+                f"{cell('stock', fs, c, m, key, 'peer_rows')} / {cell('patched', fs, c, m, key, 'peer_rows')}"
+                for _, key in pcols) + " |")
     md += ["", "Targets, per kernel and filesystem (ratio within one repetition, median [min-max]):", "",
            "| fs | conns | target | stock | patched |", "|---|---|---|---|---|"]
     whats = []
     for k in KERNELS:
         for fs in fses:
-            for t in found.get((k, fs), {}).get("targets", []):
+            r = found.get((k, fs), {})
+            for t in r.get("targets", []) + r.get("peer_targets", []):
                 if (fs, t["conns"], t["what"]) not in whats:
                     whats.append((fs, t["conns"], t["what"]))
 
     def tcell(k, fs, c, what):
-        for t in found.get((k, fs), {}).get("targets", []):
+        r = found.get((k, fs), {})
+        for t in r.get("targets", []) + r.get("peer_targets", []):
             if (t["conns"], t["what"]) == (c, what):
                 return f"{fmt(t['ratio'], 'x')} {'met' if t['met'] else '**missed**'}"
         return "-"

@@ -12,14 +12,15 @@
 #                  [--rate R] [--open-duration S] [--open-conns N]
 #                  [--data DIR] [--out DIR] [--bin PATH] [--label TEXT]
 #                  [--disk NAME | --no-io-limit] [--no-report] [--data-only]
-#                  [--probe-root DIR] [--estimate]
+#                  [--probe-root DIR] [--nginx PATH] [--estimate]
 #
 # Must run as root (cgroups). pool, adaptive and io_uring serve HTTPS (the
 # case libnowait is for: the server must read the bytes to encrypt them);
 # sendfile serves plain HTTP, the zero-copy reference. The nginx modes are
 # Debian's nginx (harness/deps.sh installs it), configured here in a
 # directory of the run's own and started as this script's own process in
-# the same cgroup (never a system-wide nginx): nginx-https serves HTTPS
+# the same cgroup (never a system-wide nginx; --nginx names the binary,
+# default the one on PATH): nginx-https serves HTTPS
 # with reads in its event loop (sendfile off: no kTLS), nginx-aio HTTPS
 # with `aio threads` (a pool of --threads threads, as nowait-serve's), and
 # nginx-http plain HTTP with sendfile; one worker process (nowait-serve
@@ -64,7 +65,7 @@ out=$top/build/serve-bench
 bin=$top/build/serve/nowait-serve
 reps=3 conns="8 32" duration=20 warmup=10 mem_mib=128 iops=200 nfiles=1200 zipf=1.0 threads=4
 modes="pool adaptive io_uring sendfile nginx-https nginx-aio nginx-http"
-rate=40 open_duration="" open_conns=""
+rate=40 open_duration="" open_conns="" nginx=nginx
 data="" label="" disk="" io_limit=1 report=1 data_only=0 estimate=0 probe=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -82,6 +83,7 @@ while [ $# -gt 0 ]; do
 	--rate) rate=$2; shift ;;
 	--open-duration) open_duration=$2; shift ;;
 	--open-conns) open_conns=$2; shift ;;
+	--nginx) nginx=$2; shift ;;
 	--data) data=$2; shift ;;
 	--out) out=$2; shift ;;
 	--bin) bin=$2; shift ;;
@@ -104,7 +106,7 @@ if [ "$estimate" = 1 ]; then
 fi
 [ "$(id -u)" = 0 ] || { echo "serve-bench: needs root for the cgroup limits" >&2; exit 1; }
 tools="wrk openssl python3"
-case " $modes " in *" nginx-"*) tools+=" nginx" ;; esac
+case " $modes " in *" nginx-"*) tools+=" $nginx" ;; esac
 [ "$report" = 0 ] || [ "$data_only" = 1 ] || tools+=" gnuplot"
 for tool in $tools; do
 	command -v $tool >/dev/null || { echo "serve-bench: no $tool (harness/deps.sh installs it)" >&2; exit 1; }
@@ -285,7 +287,7 @@ run_one() {	# REP MODE CONNS
 		nginx_conf "$mode" "$port" "$runs/$tag.log" >"$ngx_dir/nginx.conf"
 		cp "$ngx_dir/nginx.conf" "$runs/$tag.nginx.conf"
 		CG_PROCS="${procs[*]}" sh -c 'for p in $CG_PROCS; do echo $$ >"$p"; done; exec "$@"' sh \
-			nice -n 19 nginx -p "$ngx_dir" -c "$ngx_dir/nginx.conf" -e "$ngx_dir/error.log" \
+			nice -n 19 "$nginx" -p "$ngx_dir" -c "$ngx_dir/nginx.conf" -e "$ngx_dir/error.log" \
 			>"$runs/$tag.out" 2>"$runs/$tag.err" &
 		server=$!
 		wait_listening "$port" ||
@@ -338,7 +340,7 @@ for rep in $(seq "$reps"); do
 		for mode in "${mode_list[@]:r}" "${mode_list[@]:0:r}"; do run_one "$rep" "$mode" "$c"; done
 	done
 done
-setup="$nfiles files ($total_mib MiB, 16 KiB-1 MiB log-uniform)${label:+ on $label}, Zipf s=$zipf; server cgroup: $cg_kind, page cache+memory ${mem_mib} MiB, $io_what; libnowait pool and nginx thread_pool $threads threads; wrk -t2, warm-up ${warmup}s, measured ${duration}s; open loop $([ "$rate" = 0 ] && echo "off" || echo "serve/pace.py $rate req/s for ${open_duration}s on at most ${open_conns:-$conns} connections"); $reps repetitions, modes interleaved; pool/adaptive/io_uring/nginx-https/nginx-aio over HTTPS, sendfile/nginx-http over HTTP; $(nginx -v 2>&1 | sed 's/.*version: //'); $(nproc) CPUs, kernel $(uname -r)"
+setup="$nfiles files ($total_mib MiB, 16 KiB-1 MiB log-uniform)${label:+ on $label}, Zipf s=$zipf; server cgroup: $cg_kind, page cache+memory ${mem_mib} MiB, $io_what; libnowait pool and nginx thread_pool $threads threads; wrk -t2, warm-up ${warmup}s, measured ${duration}s; open loop $([ "$rate" = 0 ] && echo "off" || echo "serve/pace.py $rate req/s for ${open_duration}s on at most ${open_conns:-$conns} connections"); $reps repetitions, modes interleaved; pool/adaptive/io_uring/nginx-https/nginx-aio over HTTPS, sendfile/nginx-http over HTTP; $("$nginx" -v 2>&1 | sed 's/.*version: //'); $(nproc) CPUs, kernel $(uname -r)"
 echo "$setup" >"$out/setup.txt"
 [ "$report" = 1 ] || exit 0
 python3 "$top/serve/bench-report.py" --runs "$runs" --out "$out" --setup "$setup"
