@@ -30,8 +30,7 @@
 # reported as skipped, with the reason. --kernels: boot only these, and make
 # the tables from every kernel's results found. --jobs 2 boots both kernels
 # at once (each guest then shares the host's CPUs with the other: half
-# the wall time, both under the same load). NOWAIT_KVM=1 boots them with
-# KVM instead of TCG (harness/regress/lib.sh), where /dev/kvm is there.
+# the wall time, both under the same load).
 # The server and libnowait (linked in statically) are built on the host,
 # the same Debian 12 as the guest, and shipped on the job disk with
 # serve/bench.sh. Writes build/serve-bench-guest/serve-bench-guest.{md,json,png}
@@ -114,7 +113,7 @@ for label in $kernels; do
 done
 wait
 
-setup="Debian 12 guest, QEMU $(regress_accel | cut -d, -f1 | tr a-z A-Z), 2 vCPUs, 2 GiB, data disk reads throttled to $iops IOPS by QEMU; bench.sh ${bench_args[*]}"
+setup="Debian 12 guest, QEMU TCG, 2 vCPUs, 2 GiB, data disk reads throttled to $iops IOPS by QEMU; bench.sh ${bench_args[*]}"
 for label in stock patched; do
 	[ -e "$out/$label/results/kernel.txt" ] &&
 		setup+="; $label: $(head -1 "$out/$label/results/kernel.txt" | cut -d' ' -f3,4) (bzImage sha256 $(cat "$out/$label/bzImage.sha256" 2>/dev/null)…)"

@@ -53,7 +53,7 @@ regress_autogroup_nice() {
 }
 
 # regress_boot DIR KERNEL ROOTIMG JOBIMG BUDGET APPEND DISK...: boot KERNEL in
-# QEMU (TCG, or KVM with NOWAIT_KVM=1 as in harness/boot.sh; 2 vCPUs, 2 GiB) on ROOTIMG and JOBIMG (both snapshots, so that
+# QEMU (TCG, 2 vCPUs, 2 GiB) on ROOTIMG and JOBIMG (both snapshots, so that
 # both kernels share them), with per-boot sparse virtio disks DISK =
 # SERIAL:SIZE[:DRIVE-OPTIONS] in DIR/disks (DRIVE-OPTIONS are QEMU -drive
 # options, e.g. throttling.iops-read=50), found in the guest by serial.
@@ -62,11 +62,6 @@ regress_autogroup_nice() {
 # goes to DIR/console.log, QEMU's exit status to DIR/qemu-rc, and the disk
 # with serial "results" is read back into DIR/results with debugfs, without
 # mounting it.
-# QEMU's accelerator: TCG unless NOWAIT_KVM=1 (and /dev/kvm) asks for KVM.
-regress_accel() {
-	if [ "${NOWAIT_KVM:-0}" = 1 ]; then echo kvm; else echo tcg,thread=multi; fi
-}
-
 regress_boot() {
 	local dir=$1 kernel=$2 rootimg=$3 jobimg=$4 budget=$5 append=$6 name rc=0 spec
 	shift 6
@@ -93,7 +88,7 @@ regress_boot() {
 		say "boot: $name: kernel $kernel, budget ${budget}s, console in $dir/console.log$again"
 		rc=0
 		setsid nice -n 19 timeout -k 10 $((budget + 300)) qemu-system-x86_64 \
-			-machine pc -accel "$(regress_accel)" -cpu max -smp 2 -m 2048 \
+			-machine pc -accel tcg,thread=multi -cpu max -smp 2 -m 2048 \
 			-display none -monitor none -no-reboot -serial "file:$dir/console.log" \
 			-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 			-kernel "$dir/bzImage" \
