@@ -70,6 +70,7 @@ static void io_uring_prep_cancel64(struct io_uring_sqe *s, uint64_t d, int fl)
 #define NCOUNTERS (sizeof(struct nowait_stats) / sizeof(uint64_t))
 #define CTR(name) ((int)(offsetof(struct nowait_stats, name) / sizeof(uint64_t)))
 #define RATIO_ONE 65536u	/* 1.0 in the fixed-point hit ratio */
+#define STREAK_MAX 2	/* the resume rule asks for two full hits in a row: no need to count on */
 
 struct queue {
 	struct nowait_req *head, *tail;
@@ -124,11 +125,6 @@ static int get_state(const struct nowait_req *req)
 #define RING_ENTRIES 256
 
 #define CACHELINE 64
-#define NSHARDS 8
-
-struct shard {
-	_Alignas(CACHELINE) _Atomic uint64_t c[NCOUNTERS];
-};
 
 struct slot {
 	struct nowait_pool *pool;
@@ -192,13 +188,14 @@ struct nowait_ctx {
 	pthread_t streamer;
 
 	/*
-	 * The context's counters in shards of their own cache lines, a file's
-	 * counts in the shard it was given at open: threads reading different
-	 * files do not contend for one line (two threads on one context were
-	 * 35% slower a hit with one set of counters).
+	 * The context's counters are its files' (nowait_stats() adds up the
+	 * open ones under the lock) plus these, the closed files' counts: a
+	 * read adds to one set of counters, its file's, not to a second one
+	 * that every thread of the context shares (with one such set, two
+	 * threads on one context were 35% slower a hit; with a shard per file,
+	 * every hit still paid twice the atomic additions).
 	 */
-	struct shard stats[NSHARDS];
-	unsigned next_shard;		/* under lock */
+	uint64_t retired[NCOUNTERS];	/* under lock */
 };
 
 /* The adaptive state of one direction, reads or writes, of a file. */
@@ -227,7 +224,6 @@ struct nowait_file {
 	atomic_bool plain;	/* a stream that refuses RWF_NOWAIT: poll, then read what is there */
 	struct queue sq;	/* under ctx->lock: its stream reads, oldest first */
 	struct nowait_file *qnext;	/* under ctx->lock: on ctx->todo or ctx->closed */
-	unsigned shard;		/* its counts go to ctx->stats[shard] */
 	bool on_todo;		/* under ctx->lock */
 	struct adapt rd, wr;
 	atomic_int cls;		/* NOWAIT_CLASS_* of its queued requests */
@@ -235,7 +231,15 @@ struct nowait_file {
 	atomic_uint nwrites;	/* on the writes list */
 	struct nowait_req *writes;	/* under ctx->lock: queued or running, oldest first */
 	struct nowait_file *prev, *next;	/* under ctx->lock */
-	_Atomic uint64_t stats[NCOUNTERS];
+	/*
+	 * Its counters in two sets on lines of their own: what the submitting
+	 * thread counts (hits, misses, bytes read inline, the reasons a read
+	 * went to the pool), and the bytes that the pool, the ring's reaper or
+	 * the streamer moved, so that a pool thread finishing a miss does not
+	 * take the line of the counters the next hit adds to.
+	 */
+	_Alignas(CACHELINE) _Atomic uint64_t stats[NCOUNTERS];
+	_Alignas(CACHELINE) _Atomic uint64_t done_stats[NCOUNTERS];
 };
 
 /*
@@ -272,10 +276,18 @@ static void free_alive_page(const int *alive)
 	munmap((void *)alive, (size_t)sysconf(_SC_PAGESIZE));
 }
 
+/* Counts in the submitting thread's set (see struct nowait_file). */
 static void count(struct nowait_file *f, int ctr, uint64_t n)
 {
 	atomic_fetch_add_explicit(&f->stats[ctr], n, memory_order_relaxed);
-	atomic_fetch_add_explicit(&f->ctx->stats[f->shard].c[ctr], n, memory_order_relaxed);
+}
+
+/* The bytes a queued request moved, counted where it completed. */
+static void count_done(struct nowait_req *req, uint64_t n)
+{
+	atomic_fetch_add_explicit(&req->file->done_stats[req->write ? CTR(bytes_written_pool)
+								     : CTR(bytes_pool)],
+				  n, memory_order_relaxed);
 }
 
 /* Adds a set of counters to v. */
@@ -390,7 +402,7 @@ static void pool_io(struct nowait_ctx *ctx, struct nowait_req *req)
 			err = errno;
 		} else if (n > 0) {
 			done += n;
-			count(req->file, req->write ? CTR(bytes_written_pool) : CTR(bytes_pool), n);
+			count_done(req, n);
 		}
 	} while (n > 0 && done < req->want);
 	/* Like read(2) and write(2): bytes already transferred win over a later error. */
@@ -661,7 +673,7 @@ static void ring_reap(struct nowait_ctx *ctx)
 		ctx->ring_inflight--;
 		if (n > 0) {
 			req->done += n;
-			count(req->file, req->write ? CTR(bytes_written_pool) : CTR(bytes_pool), n);
+			count_done(req, n);
 			if (req->done < req->want && !ctx->stopping && !ring_submit(ctx, req))
 				continue;
 		}
@@ -842,7 +854,7 @@ static bool stream_read(struct nowait_ctx *ctx, struct nowait_file *f, struct no
 	n = ctx->p.preadv2(f->fd, &one, 1, req->offset, 0);
 done:
 	if (n > 0)
-		count(f, CTR(bytes_pool), n);
+		count_done(req, n);
 	req->res = n < 0 ? -errno : n;
 	return true;
 }
@@ -1355,15 +1367,21 @@ static struct nowait_file *file_alloc(struct nowait_ctx *ctx)
 {
 	struct nowait_file *f = files_pop(&ctx->closed);
 
-	if (!f)
-		return calloc(1, sizeof(*f));
+	/* Its counters are on lines of their own: sizeof is a multiple of CACHELINE. */
+	if (!f && !(f = aligned_alloc(CACHELINE, sizeof(*f))))
+		return NULL;
 	memset(f, 0, sizeof(*f));
 	return f;
 }
 
-/* Under ctx->lock: f to the list of closed files, for file_alloc(). */
+/*
+ * Under ctx->lock: f to the list of closed files, for file_alloc(), its
+ * counts to the context's. No request of f is in the library any more.
+ */
 static void file_retire(struct nowait_ctx *ctx, struct nowait_file *f)
 {
+	tally(f->stats, ctx->retired);
+	tally(f->done_stats, ctx->retired);
 	f->magic = FILE_CLOSED;
 	files_push(&ctx->closed, f);
 }
@@ -1439,7 +1457,6 @@ int nowait_file_open(struct nowait_ctx *ctx, int fd, struct nowait_file **filep)
 	f->append = fl & O_APPEND;
 	pthread_mutex_lock(&ctx->lock);
 	f->magic = FILE_OPEN;
-	f->shard = ctx->next_shard++ % NSHARDS;
 	f->next = ctx->files;
 	if (f->next)
 		f->next->prev = f;
@@ -1499,13 +1516,23 @@ static void sample(struct nowait_file *f, struct adapt *a, unsigned hit)
 {
 	unsigned shift = f->ctx->p.decay_shift;
 	unsigned r = atomic_load_explicit(&a->ratio, memory_order_relaxed);
+	unsigned next = r - (r >> shift) + (hit >> shift);
+	unsigned streak = atomic_load_explicit(&a->streak, memory_order_relaxed);
 
-	atomic_store_explicit(&a->ratio, r - (r >> shift) + (hit >> shift),
-			      memory_order_relaxed);
-	if (hit == RATIO_ONE)
-		atomic_fetch_add_explicit(&a->streak, 1, memory_order_relaxed);
+	/*
+	 * Plain loads and stores, no read-modify-write: on a file that keeps
+	 * hitting, the ratio stays put and the streak is at its cap, so a hit
+	 * writes nothing here, and a racing sample may be lost (see above).
+	 */
+	if (next != r)
+		atomic_store_explicit(&a->ratio, next, memory_order_relaxed);
+	if (hit != RATIO_ONE)
+		streak = 0;
+	else if (streak < STREAK_MAX)
+		streak++;
 	else
-		atomic_store_explicit(&a->streak, 0, memory_order_relaxed);
+		return;
+	atomic_store_explicit(&a->streak, streak, memory_order_relaxed);
 }
 
 /* The sample of an attempt that moved n of want bytes. */
@@ -1532,7 +1559,6 @@ static int bypass(struct nowait_file *f, struct adapt *a)
 		;
 	if (left)
 		return CTR(fb_eopnotsupp);
-	calls = atomic_fetch_add_explicit(&a->calls, 1, memory_order_relaxed) + 1;
 	/*
 	 * Hysteresis: a file that stopped hitting resumes the attempts only
 	 * at resume_at, twice hit_ratio_min, and after two probe hits in a
@@ -1549,9 +1575,11 @@ static int bypass(struct nowait_file *f, struct adapt *a)
 		skip = !skip;
 		atomic_store_explicit(&a->skipping, skip, memory_order_relaxed);
 	}
-	if (skip && calls % ctx->p.probe_interval)
-		return CTR(skipped);
-	return -1;
+	if (!skip)
+		return -1;
+	/* Counted only while skipping: a hit does no read-modify-write here. */
+	calls = atomic_fetch_add_explicit(&a->calls, 1, memory_order_relaxed) + 1;
+	return calls % ctx->p.probe_interval ? CTR(skipped) : -1;
 }
 
 static int failure(struct nowait_file *f, int err)
@@ -1892,8 +1920,13 @@ int nowait_stats(struct nowait_ctx *ctx, struct nowait_stats *stats)
 
 	if (forked(ctx))
 		return -ECHILD;
-	for (size_t k = 0; k < NSHARDS; k++)
-		tally(ctx->stats[k].c, v);
+	pthread_mutex_lock(&ctx->lock);
+	memcpy(v, ctx->retired, sizeof(v));
+	for (struct nowait_file *f = ctx->files; f; f = f->next) {
+		tally(f->stats, v);
+		tally(f->done_stats, v);
+	}
+	pthread_mutex_unlock(&ctx->lock);
 	memcpy(stats, v, sizeof(v));
 	if (pool) {
 		pthread_mutex_lock(&pool->lock);
@@ -1916,6 +1949,7 @@ int nowait_file_stats(struct nowait_file *f, struct nowait_stats *stats)
 	if (forked(f->ctx))
 		return -ECHILD;
 	tally(f->stats, v);
+	tally(f->done_stats, v);
 	memcpy(stats, v, sizeof(v));
 	return 0;
 }
