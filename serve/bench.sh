@@ -24,7 +24,8 @@
 # with reads in its event loop (sendfile off: no kTLS), nginx-aio HTTPS
 # with `aio threads` (a pool of --threads threads, as nowait-serve's), and
 # nginx-http plain HTTP with sendfile; one worker process (nowait-serve
-# runs one event loop), reads of the same 64 KiB (output_buffers 1 64k),
+# runs one event loop) with 1024 connections (as --max-conns), reads of the
+# same 64 KiB (output_buffers 1 64k),
 # keep-alive without a request limit, a buffered access log (nowait-serve
 # writes its --log). Modes run interleaved within each repetition, in an
 # order rotated by one each repetition, so a ratio compares runs minutes
@@ -239,7 +240,7 @@ user root;
 pid $ngx_dir/nginx.pid;
 error_log $ngx_dir/error.log warn;
 thread_pool nowait threads=$threads;
-events { worker_connections 4096; }
+events { worker_connections 1024; }
 http {
 	default_type application/octet-stream;
 	log_format bench '\$msec \$status \$body_bytes_sent \$request_time "\$request"';
@@ -301,10 +302,10 @@ run_one() {	# REP MODE CONNS
 			{ echo "serve-bench: server did not start: $(cat "$runs/$tag.err")" >&2; exit 1; }
 	fi
 	local url=$scheme://127.0.0.1:$port/
-	nice -n 19 wrk -t2 -c"$c" -d"${warmup}s" -s "$top/serve/zipf.lua" "$url" -- "$nfiles" "$zipf" \
+	nice -n 19 wrk -t2 -c"$c" -d"${warmup}s" --timeout 30s -s "$top/serve/zipf.lua" "$url" -- "$nfiles" "$zipf" \
 		>"$runs/$tag.warmup" 2>&1
 	t0=$(date +%s%N) c0=$(cpu_ticks)
-	nice -n 19 wrk -t2 -c"$c" -d"${duration}s" -s "$top/serve/zipf.lua" "$url" -- "$nfiles" "$zipf" \
+	nice -n 19 wrk -t2 -c"$c" -d"${duration}s" --timeout 30s -s "$top/serve/zipf.lua" "$url" -- "$nfiles" "$zipf" \
 		>"$runs/$tag.wrk" 2>&1
 	t1=$(date +%s%N) c1=$(cpu_ticks)
 	what=$(grep -h 'Requests/sec' "$runs/$tag.wrk" | tr -s ' ')
@@ -340,7 +341,7 @@ for rep in $(seq "$reps"); do
 		for mode in "${mode_list[@]:r}" "${mode_list[@]:0:r}"; do run_one "$rep" "$mode" "$c"; done
 	done
 done
-setup="$nfiles files ($total_mib MiB, 16 KiB-1 MiB log-uniform)${label:+ on $label}, Zipf s=$zipf; server cgroup: $cg_kind, page cache+memory ${mem_mib} MiB, $io_what; libnowait pool and nginx thread_pool $threads threads; wrk -t2, warm-up ${warmup}s, measured ${duration}s; open loop $([ "$rate" = 0 ] && echo "off" || echo "serve/pace.py $rate req/s for ${open_duration}s on at most ${open_conns:-$conns} connections"); $reps repetitions, modes interleaved; pool/adaptive/io_uring/nginx-https/nginx-aio over HTTPS, sendfile/nginx-http over HTTP; $("$nginx" -v 2>&1 | sed 's/.*version: //'); $(nproc) CPUs, kernel $(uname -r)"
+setup="$nfiles files ($total_mib MiB, 16 KiB-1 MiB log-uniform)${label:+ on $label}, Zipf s=$zipf; server cgroup: $cg_kind, page cache+memory ${mem_mib} MiB, $io_what; libnowait pool and nginx thread_pool $threads threads; wrk -t2 --timeout 30s, warm-up ${warmup}s, measured ${duration}s; open loop $([ "$rate" = 0 ] && echo "off" || echo "serve/pace.py $rate req/s for ${open_duration}s on at most ${open_conns:-$conns} connections"); $reps repetitions, modes interleaved; pool/adaptive/io_uring/nginx-https/nginx-aio over HTTPS, sendfile/nginx-http over HTTP; $("$nginx" -v 2>&1 | sed 's/.*version: //'); $(nproc) CPUs, kernel $(uname -r)"
 echo "$setup" >"$out/setup.txt"
 [ "$report" = 1 ] || exit 0
 python3 "$top/serve/bench-report.py" --runs "$runs" --out "$out" --setup "$setup"
