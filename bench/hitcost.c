@@ -8,11 +8,20 @@
  * so both see the same machine. Prints the median and the min-max over the
  * rounds of the ns per read of each, and their ratio.
  *
- *   nowait-hitcost [--dir DIR] [--threads T] [--size BYTES] [--reads N] [--rounds R]
+ *   nowait-hitcost [--dir DIR] [--threads T] [--size BYTES] [--reads N] [--rounds R] [--cold]
+ *
+ * --cold: before each read, write a line in every 64 bytes of COLD_BYTES
+ * (twice this host's 4 MiB L2), so that every read finds L1 and L2 cold, as
+ * an event loop's read after a sleep does (what the last level keeps
+ * depends on the machine); each read is timed alone and a round's figure
+ * is its median read, the walk left out.
  *
  * Under valgrind --tool=callgrind, --rounds 2 --reads 10000 gives the
  * instructions of each path per read (user space only: the system call's
- * kernel side is not counted), the same whatever else the machine runs.
+ * kernel side is not counted), the same whatever else the machine runs;
+ * with --cold, --cache-sim=yes and a simulated last level no larger than
+ * COLD_BYTES (--LL=4194304,16,64), its data cache misses per read: the
+ * cache lines each path finds cold.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,12 +40,15 @@
 #define FILE_SIZE (4u << 20)
 #define MAX_THREADS 16
 #define MAX_ROUNDS 101
+#define COLD_BYTES (8u << 20)
 
 static struct {
 	const char *dir;
 	unsigned threads, rounds;
 	size_t size, reads;
-} cfg = { "/tmp", 1, 21, 512, 200000 };
+	int cold;
+} cfg = { "/tmp", 1, 21, 512, 200000, 0 };
+static unsigned char *cold_buf;
 
 static struct nowait_ctx *ctx;
 static pthread_barrier_t barrier;
@@ -62,11 +74,32 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* nowait_read() (lib) or preadv2(RWF_NOWAIT) of reads cached blocks: ns per read. */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Evicts what the last read left in the CPU caches (a write per line). */
+static void chill(void)
+{
+	for (size_t i = 0; i < COLD_BYTES; i += 64)
+		cold_buf[i]++;
+}
+
+/*
+ * nowait_read() (lib) or preadv2(RWF_NOWAIT) of reads cached blocks: ns per
+ * read, or with --cold the median of reads timed one by one.
+ */
 static double round_of(struct worker *w, void *buf, int lib)
 {
 	uint64_t x = 88172645463325252u, t0, blocks = FILE_SIZE / cfg.size;
+	uint64_t *each = cfg.cold ? calloc(cfg.reads, sizeof(*each)) : NULL;
+	double res;
 
+	if (cfg.cold && !each)
+		die("calloc", ENOMEM);
 	t0 = now_ns();
 	for (size_t i = 0; i < cfg.reads; i++) {
 		off_t off;
@@ -74,6 +107,10 @@ static double round_of(struct worker *w, void *buf, int lib)
 
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 		off = (off_t)(x % blocks * cfg.size);
+		if (each) {
+			chill();
+			t0 = now_ns();
+		}
 		if (lib) {
 			struct nowait_req req;
 
@@ -86,8 +123,15 @@ static double round_of(struct worker *w, void *buf, int lib)
 		if (n != (ssize_t)cfg.size)
 			die(lib ? "nowait_read missed a cached block" : "preadv2(RWF_NOWAIT) missed a cached block",
 			    n < 0 ? (int)(lib ? -n : errno) : EAGAIN);
+		if (each)
+			each[i] = now_ns() - t0;
 	}
-	return (double)(now_ns() - t0) / (double)cfg.reads;
+	if (!each)
+		return (double)(now_ns() - t0) / (double)cfg.reads;
+	qsort(each, cfg.reads, sizeof(*each), cmp_u64);
+	res = (double)each[cfg.reads / 2];
+	free(each);
+	return res;
 }
 
 static void *work(void *arg)
@@ -124,7 +168,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "dir", 1, 0, 'd' }, { "threads", 1, 0, 't' }, { "size", 1, 0, 's' },
-		{ "reads", 1, 0, 'n' }, { "rounds", 1, 0, 'r' }, { 0, 0, 0, 0 }
+		{ "reads", 1, 0, 'n' }, { "rounds", 1, 0, 'r' }, { "cold", 0, 0, 'c' }, { 0, 0, 0, 0 }
 	};
 	struct worker w[MAX_THREADS];
 	double lib[MAX_THREADS * MAX_ROUNDS], bare[MAX_THREADS * MAX_ROUNDS], ratio[MAX_ROUNDS];
@@ -138,9 +182,10 @@ int main(int argc, char **argv)
 		case 's': cfg.size = (size_t)atol(optarg); break;
 		case 'n': cfg.reads = (size_t)atol(optarg); break;
 		case 'r': cfg.rounds = (unsigned)atoi(optarg); break;
+		case 'c': cfg.cold = 1; break;
 		default:
 			fprintf(stderr, "usage: nowait-hitcost [--dir DIR] [--threads T] [--size BYTES] "
-				"[--reads N] [--rounds R]\n");
+				"[--reads N] [--rounds R] [--cold]\n");
 			return 2;
 		}
 	}
@@ -150,6 +195,12 @@ int main(int argc, char **argv)
 			MAX_THREADS, MAX_ROUNDS, FILE_SIZE);
 		return 2;
 	}
+	if (cfg.cold && cfg.threads > 1) {
+		fprintf(stderr, "nowait-hitcost: --cold with one thread (the walk would evict the other's lines too)\n");
+		return 2;
+	}
+	if (cfg.cold && !(cold_buf = calloc(1, COLD_BYTES)))
+		die("calloc", ENOMEM);
 	if ((rc = nowait_create(NULL, &ctx)) < 0)
 		die("nowait_create", -rc);
 	pthread_barrier_init(&barrier, NULL, cfg.threads);
@@ -181,8 +232,9 @@ int main(int argc, char **argv)
 			l += w[i].lib_ns[r], b += w[i].bare_ns[r];
 		lib[r] = l / cfg.threads, bare[r] = b / cfg.threads, ratio[r] = l / b;
 	}
-	printf("nowait-hitcost: %u thread(s) on one context, %zu-byte cached reads, %u rounds of %zu\n",
-	       cfg.threads, cfg.size, cfg.rounds, cfg.reads);
+	printf("nowait-hitcost: %u thread(s) on one context, %zu-byte cached reads, %u rounds of %zu%s\n",
+	       cfg.threads, cfg.size, cfg.rounds, cfg.reads,
+	       cfg.cold ? ", CPU caches cold before each (median read per round)" : "");
 	spread(lib, cfg.rounds, &m, &lo, &hi);
 	printf("  nowait_read()          %8.1f ns/read [%.1f-%.1f]\n", m, lo, hi);
 	spread(bare, cfg.rounds, &m, &lo, &hi);
@@ -194,5 +246,6 @@ int main(int argc, char **argv)
 		close(w[i].fd);
 	}
 	nowait_destroy(ctx);
+	free(cold_buf);
 	return 0;
 }

@@ -156,17 +156,20 @@ struct nowait_pool {
 };
 
 /*
- * Three groups, each on cache lines of its own: what every read only
- * reads; what the lock guards, which the pool and the reaper write; the
- * counters, which every read writes. Sharing a line would make each read
- * contend with the lock's traffic.
+ * Two groups, each on cache lines of its own: what every read only reads;
+ * what the lock guards, which the pool and the reaper write. Sharing a line
+ * would make each read contend with the lock's traffic. What a hit reads
+ * is on the first line (alive to p's preadv2, decay_shift and
+ * probe_interval, see ctx_hot_line_check below): a loop that slept between
+ * two reads finds one line of the context cold, not two.
  */
 struct nowait_ctx {
-	struct nowait_params p;
 	const int *alive;	/* 1, on a page a fork()ed child sees zeroed */
-	int efd;
 	atomic_int never;	/* counter of a context-wide reason to skip inline, or -1 */
 	unsigned skip_below, resume_at;	/* hit ratio thresholds, percent * RATIO_ONE */
+	unsigned max_inflight;	/* p.max_inflight, here on the first line */
+	struct nowait_params p;
+	int efd;
 	struct nowait_pool *pool;	/* NULL with io_uring */
 	int stream_efd;			/* wakes the streamer; -1 until it runs */
 	int stream_epfd;		/* the streams' readiness; -1 until the streamer runs */
@@ -213,6 +216,7 @@ struct adapt {
  * a stale epoll event) finds it closed instead of freed memory.
  */
 struct nowait_file {
+	/* What a read reads, up to rd: the first line (see file_hot_line_check). */
 	struct nowait_ctx *ctx;
 	int fd;			/* the library's own duplicate, never the caller's number */
 	unsigned magic;		/* FILE_OPEN or FILE_CLOSED, under ctx->lock */
@@ -222,10 +226,10 @@ struct nowait_file {
 	bool nopoll;		/* a stream epoll refuses (/dev/zero): RWF_NOWAIT or an error */
 	bool append;		/* O_APPEND: where a write lands is known only as it runs */
 	atomic_bool plain;	/* a stream that refuses RWF_NOWAIT: poll, then read what is there */
+	struct adapt rd, wr;
 	struct queue sq;	/* under ctx->lock: its stream reads, oldest first */
 	struct nowait_file *qnext;	/* under ctx->lock: on ctx->todo or ctx->closed */
 	bool on_todo;		/* under ctx->lock */
-	struct adapt rd, wr;
 	atomic_int cls;		/* NOWAIT_CLASS_* of its queued requests */
 	atomic_uint inflight;	/* queued and not yet reaped */
 	atomic_uint nwrites;	/* on the writes list */
@@ -241,6 +245,11 @@ struct nowait_file {
 	_Alignas(CACHELINE) _Atomic uint64_t stats[NCOUNTERS];
 	_Alignas(CACHELINE) _Atomic uint64_t done_stats[NCOUNTERS];
 };
+
+/* The layouts above keep what a hit reads on one line of each struct. */
+typedef char ctx_hot_line_check[offsetof(struct nowait_ctx, p) +
+				offsetof(struct nowait_params, preadv2) + sizeof(void *) <= CACHELINE ? 1 : -1];
+typedef char file_hot_line_check[offsetof(struct nowait_file, rd) + sizeof(struct adapt) <= CACHELINE ? 1 : -1];
 
 /*
  * A fork()ed child has the context's memory but none of its threads, and
@@ -276,25 +285,35 @@ static void free_alive_page(const int *alive)
 	munmap((void *)alive, (size_t)sysconf(_SC_PAGESIZE));
 }
 
+/*
+ * Where counter ctr lives in a file's set: as in struct nowait_stats but
+ * for misses and bytes_inline, swapped, so that the two a hit adds to
+ * (hits and bytes_inline) share the set's first line. Its own inverse.
+ */
+static int slot(int ctr)
+{
+	return ctr == CTR(misses) ? CTR(bytes_inline) : ctr == CTR(bytes_inline) ? CTR(misses) : ctr;
+}
+
 /* Counts in the submitting thread's set (see struct nowait_file). */
 static void count(struct nowait_file *f, int ctr, uint64_t n)
 {
-	atomic_fetch_add_explicit(&f->stats[ctr], n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&f->stats[slot(ctr)], n, memory_order_relaxed);
 }
 
 /* The bytes a queued request moved, counted where it completed. */
 static void count_done(struct nowait_req *req, uint64_t n)
 {
-	atomic_fetch_add_explicit(&req->file->done_stats[req->write ? CTR(bytes_written_pool)
-								     : CTR(bytes_pool)],
-				  n, memory_order_relaxed);
+	int ctr = req->write ? CTR(bytes_written_pool) : CTR(bytes_pool);
+
+	atomic_fetch_add_explicit(&req->file->done_stats[slot(ctr)], n, memory_order_relaxed);
 }
 
-/* Adds a set of counters to v. */
+/* Adds a file's set of counters to v, in struct nowait_stats' order. */
 static void tally(const _Atomic uint64_t *src, uint64_t *v)
 {
 	for (size_t i = 0; i < NCOUNTERS; i++)
-		v[i] += atomic_load_explicit(&src[i], memory_order_relaxed);
+		v[i] += atomic_load_explicit(&src[slot((int)i)], memory_order_relaxed);
 }
 
 static void push(struct queue *q, struct nowait_req *req)
@@ -1225,6 +1244,7 @@ int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp)
 		return -err;
 	}
 	ctx->p = p;
+	ctx->max_inflight = p.max_inflight;
 	/* Twice the minimum, or halfway to 100% where that is less. */
 	ctx->skip_below = p.hit_ratio_min * RATIO_ONE;
 	ctx->resume_at = 2 * ctx->skip_below;
@@ -1713,8 +1733,8 @@ static ssize_t attempt_read(struct nowait_file *f, struct nowait_req *req, int *
 /* Whether max_inflight requests are in the library: back-pressure, -EAGAIN. */
 static bool full(const struct nowait_ctx *ctx)
 {
-	return ctx->p.max_inflight &&
-	       atomic_load_explicit(&ctx->inflight, memory_order_relaxed) >= ctx->p.max_inflight;
+	return ctx->max_inflight &&
+	       atomic_load_explicit(&ctx->inflight, memory_order_relaxed) >= ctx->max_inflight;
 }
 
 static ssize_t submit_read(struct nowait_file *f, struct nowait_req *req,
