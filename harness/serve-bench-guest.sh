@@ -30,7 +30,10 @@
 # reported as skipped, with the reason. --kernels: boot only these, and make
 # the tables from every kernel's results found. --jobs 2 boots both kernels
 # at once (each guest then shares the host's CPUs with the other: half
-# the wall time, both under the same load).
+# the wall time, both under the same load). The guests run at the lowest
+# CPU weight (harness/regress/lib.sh); beside a kernel build that leaves
+# TCG a few percent of a CPU, and an HTTPS response takes seconds:
+# NOWAIT_GUEST_NICE=0 gives them a fair share.
 # The server and libnowait (linked in statically) are built on the host,
 # the same Debian 12 as the guest, and shipped on the job disk with
 # serve/bench.sh. Writes build/serve-bench-guest/serve-bench-guest.{md,json,png}
@@ -113,7 +116,7 @@ for label in $kernels; do
 done
 wait
 
-setup="Debian 12 guest, QEMU TCG, 2 vCPUs, 2 GiB, data disk reads throttled to $iops IOPS by QEMU; bench.sh ${bench_args[*]}"
+setup="Debian 12 guest, QEMU TCG (autogroup nice ${NOWAIT_GUEST_NICE:-19}), 2 vCPUs, 2 GiB, data disk reads throttled to $iops IOPS by QEMU; bench.sh ${bench_args[*]}"
 for label in stock patched; do
 	[ -e "$out/$label/results/kernel.txt" ] &&
 		setup+="; $label: $(head -1 "$out/$label/results/kernel.txt" | cut -d' ' -f3,4) (bzImage sha256 $(cat "$out/$label/bzImage.sha256" 2>/dev/null)…)"

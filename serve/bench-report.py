@@ -270,7 +270,7 @@ def report(runs_dir, out, setup):
             f"{c:>5} {m:<11} {fmt(s['req_per_s']):>18} {fmt(s['p50_us']):>19} {fmt(s['p99_us']):>21} "
             f"{fmt(s['p999_us']):>21} {fmt(s['cpu_us_per_req']):>16} | "
             f"{fmt(s['open_completed_per_s']):>16} {fmt(s['open_p99_us']):>21} "
-            f"{fmt(s['open_hit_p99_us']):>21} {fmt(s['open_miss_p99_us']):>23} "
+            f"{fmt(s['open_hit_p50_us']):>19} {fmt(s['open_hit_p99_us']):>21} {fmt(s['open_miss_p99_us']):>23} "
             f"{fmt(s['open_hit_pct']):>16} {fmt(s['open_cpu_us_per_req']):>16} {fmt(s['open_pacer_late_p99_us']):>16}")
 
     lines = [f"nowait-serve bench: {setup}", "",
@@ -289,7 +289,7 @@ def report(runs_dir, out, setup):
               "pacer's own lateness, left out of the latency. CPU µs/req: utime+stime of the server's",
               "processes over the window / requests. Median over repetitions [min-max].", "",
               f"{'conns':>5} {'mode':<11} {'req/s':>18} {'p50':>19} {'p99':>21} {'p99.9':>21} "
-              f"{'CPU µs/req':>16} | {'open req/s':>16} {'open p99':>21} {'open hit p99':>21} "
+              f"{'CPU µs/req':>16} | {'open req/s':>16} {'open p99':>21} {'open hit p50':>19} {'open hit p99':>21} "
               f"{'open miss p99':>23} {'open hit %':>16} {'open CPU µs/req':>16} {'late p99':>16}"]
     lines += peer_table
     lines += ["", "Targets against nginx (ratio within one repetition, median [min-max]):"]
@@ -327,8 +327,15 @@ def guest_report(top, setup):
                 with open(os.path.join(d, "skipped")) as f:
                     found[(k, fs)] = {"skipped": f.read().strip()}
             elif os.path.exists(os.path.join(d, "runs", "index")):
-                with open(os.path.join(d, "setup.txt")) as f:
-                    run_setup = f.read().strip()
+                try:
+                    with open(os.path.join(d, "setup.txt")) as f:
+                        run_setup = f.read().strip()
+                except OSError:
+                    # bench.sh writes it at the end: the guest was stopped first.
+                    with open(os.path.join(d, "runs", "index")) as f:
+                        n = sum(1 for line in f if line.strip())
+                    run_setup = (f"cut short: the guest ended before bench.sh did ({n} runs "
+                                 "complete in runs/index, each as in the options above)")
                 found[(k, fs)] = report(os.path.join(d, "runs"), d, run_setup)
                 found[(k, fs)]["setup"] = run_setup
             else:
@@ -373,7 +380,8 @@ def guest_report(top, setup):
                                        for k in KERNELS}
     pcols = [("req/s", "req_per_s"), ("p50 µs", "p50_us"), ("p99 µs", "p99_us"), ("p99.9 µs", "p999_us"),
              ("CPU µs/req", "cpu_us_per_req"), ("open req/s", "open_completed_per_s"),
-             ("open p99 µs", "open_p99_us"), ("open hit p99 µs", "open_hit_p99_us"),
+             ("open p99 µs", "open_p99_us"), ("open hit p50 µs", "open_hit_p50_us"),
+             ("open hit p99 µs", "open_hit_p99_us"),
              ("open miss p99 µs", "open_miss_p99_us"), ("open hit %", "open_hit_pct"),
              ("pacer late p99 µs", "open_pacer_late_p99_us")]
     md += ["", "Every server, nginx included, on the client's figures: wrk (closed loop, latency from send",
