@@ -112,7 +112,9 @@ case " $modes " in *" nginx-"*) tools+=" $nginx" ;; esac
 for tool in $tools; do
 	command -v $tool >/dev/null || { echo "serve-bench: no $tool (harness/deps.sh installs it)" >&2; exit 1; }
 done
-data=${data:-$out/data}
+# Absolute: nginx resolves relative paths in its configuration against its -p prefix.
+out=$(realpath -m "$out")
+data=$(realpath -m "${data:-$out/data}")
 runs=$out/runs
 mkdir -p "$data"
 
