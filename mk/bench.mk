@@ -7,7 +7,7 @@
 #   bench-quick   the same with --quick (seconds, for development)
 #   bench-saturate  the same data with --scenario saturate: cold reads at twice
 #                 the disk's read IOPS, build/bench/bench-saturate.{txt,json,png}
-#   bench-build   build/bench/nowait-bench and the static nowait-bench.static
+#   bench-build   build/bench/nowait-bench, the static nowait-bench.static and nowait-hitcost
 #   bench-guest   the benchmark in QEMU on tmpfs, overlayfs and fragmented ext4
 #                 (steady and saturated), stock kernel against patched:
 #                 build/bench-guest.md, build/bench/guest-*; BENCH_GUEST_ARGS
