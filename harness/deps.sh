@@ -25,8 +25,9 @@ pkgs=(
 	e2fsprogs xfsprogs btrfs-progs dosfstools exfatprogs
 	liburing-dev fio gnuplot-nox jq pkgconf python3 trinity
 	python3-ply python3-git
-	# nowait-serve's tests and bench
-	curl openssl wrk
+	# nowait-serve's tests and bench; nginx is the bench's peer, run by
+	# serve/bench.sh as its own process (see below for the package's service)
+	curl openssl wrk nginx
 	# make deb and deb-check: the packages and lintian
 	"${deb_pkgs[@]}"
 	# make regress: the Debian guest (mmdebstrap), fstests and LTP built on the host
@@ -86,3 +87,11 @@ say "packages: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${missing[@]}"
+# Debian's nginx package starts a system-wide nginx on port 80 where an init
+# system lets it: the benchmark runs its own, so the one this install started
+# is stopped and disabled (an nginx that was installed before is left alone).
+if printf '%s\n' "${missing[@]}" | grep -qx nginx && command -v systemctl >/dev/null &&
+	systemctl is-active -q nginx 2>/dev/null; then
+	say "packages: stopping and disabling the nginx service the package started (serve/bench.sh runs its own)"
+	systemctl disable --now nginx
+fi

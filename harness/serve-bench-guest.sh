@@ -8,7 +8,11 @@
 #                                [--kernels "stock patched"] [--fs "tmpfs ext4 overlay"]
 #                                [--iops N] [--budget SECONDS] [--jobs 2] [-- BENCH.SH OPTIONS]
 #
-# Kernels not given are built (harness/kernel.sh [--stock]).
+# Kernels not given are built (harness/kernel.sh [--stock]); given ones
+# (kernel_for in harness/lib.sh) are booted as they are, nothing rebuilds:
+#   --stock /var/cache/nowait/kernels/stock-6.12-bzImage \
+#   --patched /var/cache/nowait/kernels/v3-6.12-bzImage
+# With only one kernel at hand, --kernels patched (or stock) boots that one.
 # The page cache limit is the server's memory cgroup in the guest (v2
 # memory.max); the slow disk is QEMU's: reads from the data disk are
 # throttled to --iops per second (default 50) by QEMU's
@@ -17,13 +21,19 @@
 # and a throttle in the device holds whichever task issues the read (a pool
 # thread on stock, the series' readahead worker on patched) the same way.
 # Options after -- go to serve/bench.sh (default below: 600 files, 64 MiB
-# cgroup, one repetition at 16 connections, 8 s warm-up, 20 s measured).
+# cgroup, 5 interleaved repetitions at 16 connections of every mode, nginx's
+# included, 5 s warm-up, 10 s of wrk, then 15 s of serve/pace.py's open
+# loop at 8 requests/s: under TCG an HTTPS response costs tens of ms of
+# guest CPU, so the rate must stay under every server's capacity).
 # --budget: guest seconds per boot (default: what bench.sh --estimate says
 # for every filesystem, plus 120); a filesystem that would not fit is
 # reported as skipped, with the reason. --kernels: boot only these, and make
 # the tables from every kernel's results found. --jobs 2 boots both kernels
 # at once (each guest then shares the host's CPUs with the other: half
-# the wall time, both under the same load).
+# the wall time, both under the same load). The guests run at the lowest
+# CPU weight (harness/regress/lib.sh); beside a kernel build that leaves
+# TCG a few percent of a CPU, and an HTTPS response takes seconds:
+# NOWAIT_GUEST_NICE=0 gives them a fair share.
 # The server and libnowait (linked in statically) are built on the host,
 # the same Debian 12 as the guest, and shipped on the job disk with
 # serve/bench.sh. Writes build/serve-bench-guest/serve-bench-guest.{md,json,png}
@@ -35,7 +45,8 @@ set -euo pipefail
 
 stock="" patched=""
 kernels="stock patched" fslist="tmpfs ext4 overlay" iops=50 budget="" jobs=1
-bench_args=(--files 600 --mem-mib 64 --reps 1 --conns 16 --warmup 8 --duration 20)
+bench_args=(--files 600 --mem-mib 64 --reps 5 --conns 16 --warmup 5 --duration 10
+	--rate 8 --open-duration 15)
 # shellcheck disable=SC2034 # stock and patched are read as ${!label}
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -51,6 +62,8 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+# The nginx shipped on the job disk (below).
+bench_args+=(--nginx /opt/suites/serve/nginx)
 for label in $kernels; do
 	k=$(kernel_for "$label" "${!label}")
 	printf -v "$label" '%s' "$k"
@@ -72,7 +85,13 @@ job=$out/job
 regress_job_dir "$job/regress"
 printf '%s\n' "${bench_args[@]}" >"$job/regress/serve.args"
 mkdir -p "$job/serve"
-cp "$NOWAIT_ROOT"/serve/{bench.sh,lib.sh,zipf.lua} "$NOWAIT_ROOT/build/serve/nowait-serve" "$job/serve/"
+cp "$NOWAIT_ROOT"/serve/{bench.sh,lib.sh,zipf.lua,pace.py} "$NOWAIT_ROOT/build/serve/nowait-serve" "$job/serve/"
+# nginx, the peer: the host's Debian 12 binary (harness/deps.sh installs the
+# package), whose libraries the guest image has (libssl3, libpcre2, zlib,
+# libcrypt); shipped like the server rather than added to the image's
+# package list, whose change would rebuild the image that make regress
+# shares (regress-image.sh keeps one tree, of the list it was given).
+cp "$(command -v nginx)" "$job/serve/nginx"
 rm -f "$out/job.img"
 mkfs.ext4 -q -F -L serve-job -d "$job" "$out/job.img" 64M >&2
 say "serve-bench-guest: bench.sh ${bench_args[*]}; about ${per_fs} s per filesystem, budget ${budget}s per boot; data disk reads throttled to $iops IOPS"
@@ -97,7 +116,7 @@ for label in $kernels; do
 done
 wait
 
-setup="Debian 12 guest, QEMU TCG, 2 vCPUs, 2 GiB, data disk reads throttled to $iops IOPS by QEMU; bench.sh ${bench_args[*]}"
+setup="Debian 12 guest, QEMU TCG (autogroup nice ${NOWAIT_GUEST_NICE:-19}), 2 vCPUs, 2 GiB, data disk reads throttled to $iops IOPS by QEMU; bench.sh ${bench_args[*]}"
 for label in stock patched; do
 	[ -e "$out/$label/results/kernel.txt" ] &&
 		setup+="; $label: $(head -1 "$out/$label/results/kernel.txt" | cut -d' ' -f3,4) (bzImage sha256 $(cat "$out/$label/bzImage.sha256" 2>/dev/null)…)"

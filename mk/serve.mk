@@ -2,8 +2,9 @@
 #   serve         build/serve/nowait-serve (part of `make`)
 #   serve-asan    build/serve-asan/nowait-serve, with ASan and UBSan
 #   serve-check   curl correctness and path-safety tests, every mode (TAP)
-#   serve-bench   wrk against every mode on this host (root: cgroups), writes
-#                 build/serve-bench/{bench.txt,bench.json,bench.png}
+#   serve-bench   wrk and an open-loop pacer against every mode and against
+#                 nginx (Debian's, run by the script) on this host (root:
+#                 cgroups), writes build/serve-bench/{bench.txt,bench.json,bench.png}
 #   serve-bench-guest  the same in the Debian 12 guest of make regress, stock
 #                 kernel then patched, on tmpfs, ext4 and overlayfs (root,
 #                 QEMU TCG, about 12 min a kernel), writes

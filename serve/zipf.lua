@@ -27,3 +27,13 @@ function request()
 	end
 	return wrk.format("GET", string.format("/f%05d", lo - 1))
 end
+
+-- One line for serve/bench-report.py: wrk's own latency (request sent to
+-- response read, per request, in µs; closed loop, so coordinated omission
+-- applies), the requests and errors of the measured window.
+function done(summary, latency, requests)
+	local e = summary.errors
+	io.write(string.format("zipf-lua: requests %d duration_us %d p50_us %d p99_us %d p999_us %d errors %d non2xx %d\n",
+		summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+		latency:percentile(99.9), e.connect + e.read + e.write + e.timeout, e.status))
+end

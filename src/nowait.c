@@ -70,6 +70,7 @@ static void io_uring_prep_cancel64(struct io_uring_sqe *s, uint64_t d, int fl)
 #define NCOUNTERS (sizeof(struct nowait_stats) / sizeof(uint64_t))
 #define CTR(name) ((int)(offsetof(struct nowait_stats, name) / sizeof(uint64_t)))
 #define RATIO_ONE 65536u	/* 1.0 in the fixed-point hit ratio */
+#define STREAK_MAX 2	/* the resume rule asks for two full hits in a row: no need to count on */
 
 struct queue {
 	struct nowait_req *head, *tail;
@@ -124,11 +125,6 @@ static int get_state(const struct nowait_req *req)
 #define RING_ENTRIES 256
 
 #define CACHELINE 64
-#define NSHARDS 8
-
-struct shard {
-	_Alignas(CACHELINE) _Atomic uint64_t c[NCOUNTERS];
-};
 
 struct slot {
 	struct nowait_pool *pool;
@@ -160,17 +156,20 @@ struct nowait_pool {
 };
 
 /*
- * Three groups, each on cache lines of its own: what every read only
- * reads; what the lock guards, which the pool and the reaper write; the
- * counters, which every read writes. Sharing a line would make each read
- * contend with the lock's traffic.
+ * Two groups, each on cache lines of its own: what every read only reads;
+ * what the lock guards, which the pool and the reaper write. Sharing a line
+ * would make each read contend with the lock's traffic. What a hit reads
+ * is on the first line (alive to p's preadv2, decay_shift and
+ * probe_interval, see ctx_hot_line_check below): a loop that slept between
+ * two reads finds one line of the context cold, not two.
  */
 struct nowait_ctx {
-	struct nowait_params p;
 	const int *alive;	/* 1, on a page a fork()ed child sees zeroed */
-	int efd;
 	atomic_int never;	/* counter of a context-wide reason to skip inline, or -1 */
 	unsigned skip_below, resume_at;	/* hit ratio thresholds, percent * RATIO_ONE */
+	unsigned max_inflight;	/* p.max_inflight, here on the first line */
+	struct nowait_params p;
+	int efd;
 	struct nowait_pool *pool;	/* NULL with io_uring */
 	int stream_efd;			/* wakes the streamer; -1 until it runs */
 	int stream_epfd;		/* the streams' readiness; -1 until the streamer runs */
@@ -192,13 +191,14 @@ struct nowait_ctx {
 	pthread_t streamer;
 
 	/*
-	 * The context's counters in shards of their own cache lines, a file's
-	 * counts in the shard it was given at open: threads reading different
-	 * files do not contend for one line (two threads on one context were
-	 * 35% slower a hit with one set of counters).
+	 * The context's counters are its files' (nowait_stats() adds up the
+	 * open ones under the lock) plus these, the closed files' counts: a
+	 * read adds to one set of counters, its file's, not to a second one
+	 * that every thread of the context shares (with one such set, two
+	 * threads on one context were 35% slower a hit; with a shard per file,
+	 * every hit still paid twice the atomic additions).
 	 */
-	struct shard stats[NSHARDS];
-	unsigned next_shard;		/* under lock */
+	uint64_t retired[NCOUNTERS];	/* under lock */
 };
 
 /* The adaptive state of one direction, reads or writes, of a file. */
@@ -216,6 +216,7 @@ struct adapt {
  * a stale epoll event) finds it closed instead of freed memory.
  */
 struct nowait_file {
+	/* What a read reads, up to rd: the first line (see file_hot_line_check). */
 	struct nowait_ctx *ctx;
 	int fd;			/* the library's own duplicate, never the caller's number */
 	unsigned magic;		/* FILE_OPEN or FILE_CLOSED, under ctx->lock */
@@ -225,18 +226,30 @@ struct nowait_file {
 	bool nopoll;		/* a stream epoll refuses (/dev/zero): RWF_NOWAIT or an error */
 	bool append;		/* O_APPEND: where a write lands is known only as it runs */
 	atomic_bool plain;	/* a stream that refuses RWF_NOWAIT: poll, then read what is there */
+	struct adapt rd, wr;
 	struct queue sq;	/* under ctx->lock: its stream reads, oldest first */
 	struct nowait_file *qnext;	/* under ctx->lock: on ctx->todo or ctx->closed */
-	unsigned shard;		/* its counts go to ctx->stats[shard] */
 	bool on_todo;		/* under ctx->lock */
-	struct adapt rd, wr;
 	atomic_int cls;		/* NOWAIT_CLASS_* of its queued requests */
 	atomic_uint inflight;	/* queued and not yet reaped */
 	atomic_uint nwrites;	/* on the writes list */
 	struct nowait_req *writes;	/* under ctx->lock: queued or running, oldest first */
 	struct nowait_file *prev, *next;	/* under ctx->lock */
-	_Atomic uint64_t stats[NCOUNTERS];
+	/*
+	 * Its counters in two sets on lines of their own: what the submitting
+	 * thread counts (hits, misses, bytes read inline, the reasons a read
+	 * went to the pool), and the bytes that the pool, the ring's reaper or
+	 * the streamer moved, so that a pool thread finishing a miss does not
+	 * take the line of the counters the next hit adds to.
+	 */
+	_Alignas(CACHELINE) _Atomic uint64_t stats[NCOUNTERS];
+	_Alignas(CACHELINE) _Atomic uint64_t done_stats[NCOUNTERS];
 };
+
+/* The layouts above keep what a hit reads on one line of each struct. */
+typedef char ctx_hot_line_check[offsetof(struct nowait_ctx, p) +
+				offsetof(struct nowait_params, preadv2) + sizeof(void *) <= CACHELINE ? 1 : -1];
+typedef char file_hot_line_check[offsetof(struct nowait_file, rd) + sizeof(struct adapt) <= CACHELINE ? 1 : -1];
 
 /*
  * A fork()ed child has the context's memory but none of its threads, and
@@ -272,17 +285,35 @@ static void free_alive_page(const int *alive)
 	munmap((void *)alive, (size_t)sysconf(_SC_PAGESIZE));
 }
 
-static void count(struct nowait_file *f, int ctr, uint64_t n)
+/*
+ * Where counter ctr lives in a file's set: as in struct nowait_stats but
+ * for misses and bytes_inline, swapped, so that the two a hit adds to
+ * (hits and bytes_inline) share the set's first line. Its own inverse.
+ */
+static int slot(int ctr)
 {
-	atomic_fetch_add_explicit(&f->stats[ctr], n, memory_order_relaxed);
-	atomic_fetch_add_explicit(&f->ctx->stats[f->shard].c[ctr], n, memory_order_relaxed);
+	return ctr == CTR(misses) ? CTR(bytes_inline) : ctr == CTR(bytes_inline) ? CTR(misses) : ctr;
 }
 
-/* Adds a set of counters to v. */
+/* Counts in the submitting thread's set (see struct nowait_file). */
+static void count(struct nowait_file *f, int ctr, uint64_t n)
+{
+	atomic_fetch_add_explicit(&f->stats[slot(ctr)], n, memory_order_relaxed);
+}
+
+/* The bytes a queued request moved, counted where it completed. */
+static void count_done(struct nowait_req *req, uint64_t n)
+{
+	int ctr = req->write ? CTR(bytes_written_pool) : CTR(bytes_pool);
+
+	atomic_fetch_add_explicit(&req->file->done_stats[slot(ctr)], n, memory_order_relaxed);
+}
+
+/* Adds a file's set of counters to v, in struct nowait_stats' order. */
 static void tally(const _Atomic uint64_t *src, uint64_t *v)
 {
 	for (size_t i = 0; i < NCOUNTERS; i++)
-		v[i] += atomic_load_explicit(&src[i], memory_order_relaxed);
+		v[i] += atomic_load_explicit(&src[slot((int)i)], memory_order_relaxed);
 }
 
 static void push(struct queue *q, struct nowait_req *req)
@@ -390,7 +421,7 @@ static void pool_io(struct nowait_ctx *ctx, struct nowait_req *req)
 			err = errno;
 		} else if (n > 0) {
 			done += n;
-			count(req->file, req->write ? CTR(bytes_written_pool) : CTR(bytes_pool), n);
+			count_done(req, n);
 		}
 	} while (n > 0 && done < req->want);
 	/* Like read(2) and write(2): bytes already transferred win over a later error. */
@@ -661,7 +692,7 @@ static void ring_reap(struct nowait_ctx *ctx)
 		ctx->ring_inflight--;
 		if (n > 0) {
 			req->done += n;
-			count(req->file, req->write ? CTR(bytes_written_pool) : CTR(bytes_pool), n);
+			count_done(req, n);
 			if (req->done < req->want && !ctx->stopping && !ring_submit(ctx, req))
 				continue;
 		}
@@ -842,7 +873,7 @@ static bool stream_read(struct nowait_ctx *ctx, struct nowait_file *f, struct no
 	n = ctx->p.preadv2(f->fd, &one, 1, req->offset, 0);
 done:
 	if (n > 0)
-		count(f, CTR(bytes_pool), n);
+		count_done(req, n);
 	req->res = n < 0 ? -errno : n;
 	return true;
 }
@@ -1213,6 +1244,7 @@ int nowait_create(const struct nowait_params *params, struct nowait_ctx **ctxp)
 		return -err;
 	}
 	ctx->p = p;
+	ctx->max_inflight = p.max_inflight;
 	/* Twice the minimum, or halfway to 100% where that is less. */
 	ctx->skip_below = p.hit_ratio_min * RATIO_ONE;
 	ctx->resume_at = 2 * ctx->skip_below;
@@ -1355,15 +1387,21 @@ static struct nowait_file *file_alloc(struct nowait_ctx *ctx)
 {
 	struct nowait_file *f = files_pop(&ctx->closed);
 
-	if (!f)
-		return calloc(1, sizeof(*f));
+	/* Its counters are on lines of their own: sizeof is a multiple of CACHELINE. */
+	if (!f && !(f = aligned_alloc(CACHELINE, sizeof(*f))))
+		return NULL;
 	memset(f, 0, sizeof(*f));
 	return f;
 }
 
-/* Under ctx->lock: f to the list of closed files, for file_alloc(). */
+/*
+ * Under ctx->lock: f to the list of closed files, for file_alloc(), its
+ * counts to the context's. No request of f is in the library any more.
+ */
 static void file_retire(struct nowait_ctx *ctx, struct nowait_file *f)
 {
+	tally(f->stats, ctx->retired);
+	tally(f->done_stats, ctx->retired);
 	f->magic = FILE_CLOSED;
 	files_push(&ctx->closed, f);
 }
@@ -1439,7 +1477,6 @@ int nowait_file_open(struct nowait_ctx *ctx, int fd, struct nowait_file **filep)
 	f->append = fl & O_APPEND;
 	pthread_mutex_lock(&ctx->lock);
 	f->magic = FILE_OPEN;
-	f->shard = ctx->next_shard++ % NSHARDS;
 	f->next = ctx->files;
 	if (f->next)
 		f->next->prev = f;
@@ -1499,13 +1536,23 @@ static void sample(struct nowait_file *f, struct adapt *a, unsigned hit)
 {
 	unsigned shift = f->ctx->p.decay_shift;
 	unsigned r = atomic_load_explicit(&a->ratio, memory_order_relaxed);
+	unsigned next = r - (r >> shift) + (hit >> shift);
+	unsigned streak = atomic_load_explicit(&a->streak, memory_order_relaxed);
 
-	atomic_store_explicit(&a->ratio, r - (r >> shift) + (hit >> shift),
-			      memory_order_relaxed);
-	if (hit == RATIO_ONE)
-		atomic_fetch_add_explicit(&a->streak, 1, memory_order_relaxed);
+	/*
+	 * Plain loads and stores, no read-modify-write: on a file that keeps
+	 * hitting, the ratio stays put and the streak is at its cap, so a hit
+	 * writes nothing here, and a racing sample may be lost (see above).
+	 */
+	if (next != r)
+		atomic_store_explicit(&a->ratio, next, memory_order_relaxed);
+	if (hit != RATIO_ONE)
+		streak = 0;
+	else if (streak < STREAK_MAX)
+		streak++;
 	else
-		atomic_store_explicit(&a->streak, 0, memory_order_relaxed);
+		return;
+	atomic_store_explicit(&a->streak, streak, memory_order_relaxed);
 }
 
 /* The sample of an attempt that moved n of want bytes. */
@@ -1532,7 +1579,6 @@ static int bypass(struct nowait_file *f, struct adapt *a)
 		;
 	if (left)
 		return CTR(fb_eopnotsupp);
-	calls = atomic_fetch_add_explicit(&a->calls, 1, memory_order_relaxed) + 1;
 	/*
 	 * Hysteresis: a file that stopped hitting resumes the attempts only
 	 * at resume_at, twice hit_ratio_min, and after two probe hits in a
@@ -1549,9 +1595,11 @@ static int bypass(struct nowait_file *f, struct adapt *a)
 		skip = !skip;
 		atomic_store_explicit(&a->skipping, skip, memory_order_relaxed);
 	}
-	if (skip && calls % ctx->p.probe_interval)
-		return CTR(skipped);
-	return -1;
+	if (!skip)
+		return -1;
+	/* Counted only while skipping: a hit does no read-modify-write here. */
+	calls = atomic_fetch_add_explicit(&a->calls, 1, memory_order_relaxed) + 1;
+	return calls % ctx->p.probe_interval ? CTR(skipped) : -1;
 }
 
 static int failure(struct nowait_file *f, int err)
@@ -1685,8 +1733,8 @@ static ssize_t attempt_read(struct nowait_file *f, struct nowait_req *req, int *
 /* Whether max_inflight requests are in the library: back-pressure, -EAGAIN. */
 static bool full(const struct nowait_ctx *ctx)
 {
-	return ctx->p.max_inflight &&
-	       atomic_load_explicit(&ctx->inflight, memory_order_relaxed) >= ctx->p.max_inflight;
+	return ctx->max_inflight &&
+	       atomic_load_explicit(&ctx->inflight, memory_order_relaxed) >= ctx->max_inflight;
 }
 
 static ssize_t submit_read(struct nowait_file *f, struct nowait_req *req,
@@ -1892,8 +1940,13 @@ int nowait_stats(struct nowait_ctx *ctx, struct nowait_stats *stats)
 
 	if (forked(ctx))
 		return -ECHILD;
-	for (size_t k = 0; k < NSHARDS; k++)
-		tally(ctx->stats[k].c, v);
+	pthread_mutex_lock(&ctx->lock);
+	memcpy(v, ctx->retired, sizeof(v));
+	for (struct nowait_file *f = ctx->files; f; f = f->next) {
+		tally(f->stats, v);
+		tally(f->done_stats, v);
+	}
+	pthread_mutex_unlock(&ctx->lock);
 	memcpy(stats, v, sizeof(v));
 	if (pool) {
 		pthread_mutex_lock(&pool->lock);
@@ -1916,6 +1969,7 @@ int nowait_file_stats(struct nowait_file *f, struct nowait_stats *stats)
 	if (forked(f->ctx))
 		return -ECHILD;
 	tally(f->stats, v);
+	tally(f->done_stats, v);
 	memcpy(stats, v, sizeof(v));
 	return 0;
 }
