@@ -1340,24 +1340,6 @@ static int frozen_fd = -1;
 static pid_t stopped_daemon, thaw_watchdog;
 static bool thawed_by_watchdog;
 
-/*
- * Thaw @fd's filesystem in @seconds from a child, so that a kernel whose
- * flagged write waits for the thaw (stock: vfs_writev()'s
- * file_start_write()) shows it as a call that slept instead of hanging.
- */
-static pid_t thaw_later(int fd, unsigned seconds)
-{
-	pid_t pid = fork();
-
-	if (pid < 0)
-		die_sys("fork");
-	if (!pid) {
-		sleep(seconds);
-		_exit(ioctl(fd, FITHAW, 0) ? 1 : 0);
-	}
-	return pid;
-}
-
 static void hostile_undo(void)
 {
 	int status;
@@ -1497,7 +1479,14 @@ static void hostile_main(struct hostile *h, const char *release, const char *jso
 		frozen_fd = open(h->dir, O_RDONLY | O_DIRECTORY);
 		if (frozen_fd < 0 || ioctl(frozen_fd, FIFREEZE, 0))
 			die_sys("FIFREEZE %s", h->dir);
-		thaw_watchdog = thaw_later(frozen_fd, 30);
+		/*
+		 * A kernel whose flagged write waits for the thaw (stock:
+		 * vfs_writev()'s file_start_write()) then shows it as a call
+		 * that slept instead of hanging the phase.
+		 */
+		thaw_watchdog = nowait_thaw_later(h->dir, 30);
+		if (thaw_watchdog < 0)
+			die_sys("fork");
 	}
 	for (int k = 0; k < H_KINDS; k++)
 		phase_alloc(&h->ph[k], h->calls);

@@ -29,7 +29,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <dirent.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -37,13 +36,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "nowait_ring.h"
+#include "nowait_test.h"
 
 #define BLOCK	4096
 #define MAX_QD	256
@@ -118,42 +117,6 @@ static int64_t machine_busy_ns(void)
 		die("/proc/stat");
 	fclose(f);
 	return (int64_t)((v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) * (1000000000ULL / (unsigned long long)hz));
-}
-
-/* Voluntary context switches of the calling thread so far. */
-static long own_sleeps(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_THREAD, &ru);
-	return ru.ru_nvcsw;
-}
-
-/* The io-wq workers of this process now. */
-static unsigned iowq_threads(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	unsigned n = 0;
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d))) {
-		char path[300], comm[32] = "";
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "iou-wrk-", 8))
-			n++;
-		fclose(f);
-	}
-	closedir(d);
-	return n;
 }
 
 static void drop_caches(void)
@@ -245,7 +208,7 @@ static void run_one(const char *path, off_t size, unsigned qd, unsigned reads,
 			/* Each read in flight owns a slot: its buffer and start time. */
 			unsigned slot = free_slots[--nfree];
 			off_t off = (off_t)(rnd(&seed) % blocks) * BLOCK;
-			long sleeps = own_sleeps();
+			long sleeps = nowait_nvcsw();
 			int64_t s = now_ns();
 			int rc;
 
@@ -253,7 +216,7 @@ static void run_one(const char *path, off_t size, unsigned qd, unsigned reads,
 			rc = ring_rw_tagged(&ring, IORING_OP_READ, fd, bufs + (size_t)slot * BLOCK,
 					    BLOCK, off, 0, slot);
 			sub[submitted] = now_ns() - s;
-			out->submits_slept += own_sleeps() != sleeps;
+			out->submits_slept += nowait_nvcsw() != sleeps;
 			if (rc)
 				die("io_uring_enter: %d", rc);
 			submitted++;
@@ -272,20 +235,20 @@ static void run_one(const char *path, off_t size, unsigned qd, unsigned reads,
 				out->errors++;
 			}
 			if (!(done % 16)) {
-				unsigned n = iowq_threads();
+				int n = ring_iowq_workers();
 
-				if (n > out->iowq_peak)
-					out->iowq_peak = n;
+				if (n > (int)out->iowq_peak)
+					out->iowq_peak = (unsigned)n;
 			}
 		}
 	}
 	out->wall_s = (double)(now_ns() - t0) / 1e9;
 	out->cpu_us_per_read = (double)(machine_busy_ns() - busy0) / 1e3 / reads;
 	{
-		unsigned n = iowq_threads();
+		int n = ring_iowq_workers();
 
-		if (n > out->iowq_peak)
-			out->iowq_peak = n;
+		if (n > (int)out->iowq_peak)
+			out->iowq_peak = (unsigned)n;
 	}
 	out->reads = reads;
 	qsort(lat, reads, sizeof(*lat), cmp_i64);

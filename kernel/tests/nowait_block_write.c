@@ -694,23 +694,6 @@ static ssize_t frozen_submit(FIXTURE_DATA(frozen) *self, enum submit how,
 }
 
 /*
- * Thaw @dir in @seconds from a process of its own, so that a kernel that
- * waits for the thaw fails the case instead of hanging it.
- */
-static pid_t thaw_later(const char *dir, int seconds)
-{
-	pid_t pid = fork();
-
-	if (!pid) {
-		int dfd = open(dir, O_RDONLY | O_CLOEXEC);
-
-		sleep((unsigned int)seconds);
-		_exit(dfd >= 0 && !ioctl(dfd, FITHAW, 0) ? 0 : 1);
-	}
-	return pid;
-}
-
-/*
  * Write @len bytes at @off with flagged writes submitted the variant's way,
  * retried 1 ms apart while EAGAIN, and the rest of a short one blocking.
  * None may sleep. Returns the tries the first write took.
@@ -795,7 +778,7 @@ static void frozen_write(struct __test_metadata *_metadata,
 	ASSERT_LE(0, dfd);
 	ASSERT_EQ(0, ioctl(dfd, FIFREEZE, 0))
 		TH_LOG("FIFREEZE: %s", nowait_errname(errno));
-	watchdog = thaw_later(self->fs.dir, THAW_AFTER);
+	watchdog = nowait_thaw_later(self->fs.dir, THAW_AFTER);
 	ASSERT_LT(0, watchdog);
 	ret = frozen_submit(self, how, fd, buf + len, len, (off_t)len, &slept);
 	kill(watchdog, SIGKILL);

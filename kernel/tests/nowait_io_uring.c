@@ -26,36 +26,8 @@
 
 #include "nowait_ring.h"
 
-#include <dirent.h>
 
 #define FILE_PAGES 4
-
-/* io-wq workers of this process, by their thread name. */
-static int iowq_workers(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *de;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
-		char path[300], comm[32] = "";
-		FILE *f;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "iou-wrk", 7))
-			n++;
-		fclose(f);
-	}
-	closedir(d);
-	return n;
-}
 
 FIXTURE(uring) {
 	struct nowait_tfile f;
@@ -103,14 +75,14 @@ TEST_F(uring, cached_read_completes_in_submit)
 	int res = 0;
 
 	make_cached(_metadata, self);
-	ASSERT_EQ(0, iowq_workers());
+	ASSERT_EQ(0, ring_iowq_workers());
 	ASSERT_EQ(0, ring_rw(&self->ring, IORING_OP_READ, self->f.fd,
 			     self->buf, (unsigned int)self->len, 0, 0));
 	/* Completed before io_uring_enter() returned: by the submitter. */
 	in_submit = ring_reap(&self->ring, false, &res);
 	EXPECT_TRUE(in_submit)
 		TH_LOG("a cached read was not completed during the submit");
-	EXPECT_EQ(0, iowq_workers())
+	EXPECT_EQ(0, ring_iowq_workers())
 		TH_LOG("a cached read was handed to an io-wq worker");
 	if (!in_submit)
 		ASSERT_TRUE(ring_reap(&self->ring, true, &res));

@@ -7,8 +7,10 @@
 #ifndef NOWAIT_RING_H
 #define NOWAIT_RING_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -122,6 +124,33 @@ static inline bool ring_reap_tagged(struct ring *r, bool wait, int *res,
 static inline bool ring_reap(struct ring *r, bool wait, int *res)
 {
 	return ring_reap_tagged(r, wait, res, NULL);
+}
+
+/* The io-wq workers of this process, by their thread name; -1 without /proc. */
+static inline int ring_iowq_workers(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "iou-wrk", 7))
+			n++;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
 }
 
 #endif /* NOWAIT_RING_H */

@@ -377,6 +377,25 @@ static inline ssize_t nowait_residency(int fd, char *map, size_t mapsz)
 	return (ssize_t)resident;
 }
 
+/*
+ * Thaw @dir's filesystem in @seconds from a process of its own, so that a
+ * kernel whose write waits for the thaw is seen sleeping instead of hanging
+ * the caller for good. The child exits 0 if it did thaw it. Returns its
+ * pid, or -1.
+ */
+static inline pid_t nowait_thaw_later(const char *dir, unsigned int seconds)
+{
+	pid_t pid = fork();
+
+	if (!pid) {
+		int dfd = open(dir, O_RDONLY | O_CLOEXEC);
+
+		sleep(seconds);
+		_exit(dfd >= 0 && !ioctl(dfd, FITHAW, 0) ? 0 : 1);
+	}
+	return pid;
+}
+
 static inline void nowait_msleep(unsigned int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
