@@ -14,9 +14,11 @@
  * A miss must not sleep in the submitter either. On ext4, xfs and btrfs
  * (FOP_BUFFER_RASYNC) io_uring retries a failed IOCB_NOWAIT attempt at once
  * with IOCB_WAITQ, and that retry used to submit the readahead itself,
- * sleeping inside io_uring_enter() on extent reads and request slots; the
- * series queues the readahead once, from the first attempt, and the retry
- * goes to io-wq.
+ * sleeping inside io_uring_enter() on extent reads and request slots. With
+ * the series the first attempt only adds the folios, without sleeping, and
+ * a worker reads them; the retry waits for them with a callback, so such a
+ * miss needs no io-wq worker either (v3 up to its patch 71 sent every one
+ * there).
  *
  * The ring is driven by raw syscalls, so the same code runs as x86_64 and
  * as i386 (the compat entry points).
@@ -158,6 +160,37 @@ TEST_F(uring, miss_does_not_sleep_in_submit)
 	EXPECT_EQ(0, slept_calls)
 		TH_LOG("%d of %d cold reads slept inside io_uring_enter()",
 		       slept_calls, COLD_SUBMITS);
+}
+
+/*
+ * io_uring waits for a locked folio with a callback only on files with
+ * FOP_BUFFER_RASYNC; the other filesystems' misses go to io-wq by design.
+ */
+static bool has_async_buffered_reads(const struct nowait_fs *fs)
+{
+	/* ext2 has ext4's magic, and no FOP_BUFFER_RASYNC */
+	return !strcmp(fs->type, "ext4") || fs->magic == XFS_SUPER_MAGIC ||
+	       fs->magic == BTRFS_SUPER_MAGIC;
+}
+
+TEST_F(uring, async_miss_needs_no_iowq_worker)
+{
+	int res = 0;
+
+	if (!has_async_buffered_reads(&variant->fs))
+		SKIP(return, "%s: io_uring reads its misses in io-wq (no FOP_BUFFER_RASYNC)",
+		     variant->fs.type);
+	NOWAIT_NEED_EVICTABLE(&self->f);
+	ASSERT_EQ(0, ring_iowq_workers());
+	for (int i = 0; i < COLD_SUBMITS; i++) {
+		memset(self->buf, 0, self->len);
+		read_evicted(_metadata, self, 0, &res);
+		ASSERT_EQ((int)self->len, res) TH_LOG("res %d", res);
+		NOWAIT_ASSERT_PATTERN(self->buf, self->len, 0, self->f.seed);
+	}
+	EXPECT_EQ(0, ring_iowq_workers())
+		TH_LOG("%d io-wq worker(s) after %d cold reads", ring_iowq_workers(),
+		       COLD_SUBMITS);
 }
 
 TEST_HARNESS_MAIN

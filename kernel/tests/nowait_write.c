@@ -196,6 +196,40 @@ TEST_F(write, append_records)
 }
 
 /*
+ * A writer that only ever uses the flag, retrying 1 ms apart, gets on with
+ * a new file written sequentially from offset 0: each write starts at EOF,
+ * so nothing has to be read, zeroed or punched first. The review of v2 saw
+ * btrfs refuse all three pages for 5 s.
+ */
+#define NEW_FILE_PAGES 3
+
+TEST_F(write, flagged_only_writes_to_a_new_file)
+{
+	int want = nowait_buffered_write_errno(&variant->fs), eagains = 0;
+	size_t page = nowait_page();
+	char path[PATH_MAX + 8];
+	int fd;
+
+	if (want)
+		SKIP(return, "%s refuses flagged buffered writes (%s)",
+		     variant->fs.type, nowait_errname(want));
+	snprintf(path, sizeof(path), "%s.new", self->f.path);
+	/* Left by an earlier run that failed */
+	(void)unlink(path);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	ASSERT_LE(0, fd) TH_LOG("open %s: %s", path, nowait_errname(errno));
+	ASSERT_EQ(0, fsync(fd));
+	for (size_t i = 0; i < NEW_FILE_PAGES; i++)
+		eagains += NOWAIT_WRITE_RETRYING(fd, self->buf + i * page, page,
+						 (off_t)(i * page), 0);
+	ksft_print_msg("%d pages, %d EAGAIN retries\n", NEW_FILE_PAGES, eagains);
+	NOWAIT_ASSERT_FILE_PATTERN(fd, self->back, NEW_FILE_PAGES * page, 0,
+				   self->f.seed + 1);
+	close(fd);
+	ASSERT_EQ(0, unlink(path));
+}
+
+/*
  * The mtime a flagged write set reaches the disk with fsync(): after close
  * and the eviction of the inode, the filesystem gives back the same mtime
  * and the new data.
