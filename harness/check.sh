@@ -164,6 +164,22 @@ serve_suite() {
 	done
 }
 
+# The harness's own tests (harness/test/*.sh, TAP): the cache's cleanup.
+harness_suite() {
+	local t
+	for t in "$NOWAIT_ROOT"/harness/test/*.sh; do
+		"$t" 2>&1 | while read -r line; do
+			case $line in
+			'ok '*) record "PASS harness: $(basename "$t" .sh): ${line#ok * - }" ;;
+			'not ok '*) record "FAIL harness: $(basename "$t" .sh): ${line#not ok * - }" ;;
+			*) printf '%s\n' "$line" >&2 ;;
+			esac
+		done
+		[ "${PIPESTATUS[0]}" = 0 ] || grep -q "^FAIL harness: $(basename "$t" .sh)" "$results" ||
+			record "FAIL harness: $(basename "$t" .sh) exited without a failed case"
+	done
+}
+
 # The Debian packages installed and booted in the Debian 12 image of make
 # regress (harness/deb-check.sh), on 6.12, the base Debian runs; only when
 # that image and the kernel packages are already made (a cold kernel
@@ -197,6 +213,7 @@ done
 phase "libnowait" library_suite
 phase "libnowait install" library_install
 phase "nowait-serve" serve_suite
+phase "harness" harness_suite
 phase "Debian packages" deb_suite
 
 pass=$(grep -c '^PASS' "$results")
