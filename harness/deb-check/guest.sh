@@ -2,12 +2,16 @@
 # /usr/local/sbin/nowait-deb-check in the test image of harness/deb-check.sh,
 # run by nowait-deb-check.service at the end of the boot. It prints what it
 # finds as "deb-check: KEY VALUE" lines and JSON between markers on the
-# serial console; the host judges them. Phase 1 (nowait.debcheck=1): the
-# nowait kernel, the probe, nowait-serve through systemd, the library, then
-# apt remove of the nowait kernel. Phase 2: the kernel left booted.
-phase=$(sed -n 's/.*nowait\.debcheck=\([0-9]\).*/\1/p' /proc/cmdline)
+# serial console; the host judges them. The phase is in
+# /var/lib/nowait-deb-check/phase (the host writes 1; grub boots the disk,
+# so the kernel's command line is the image's own). Phase 1: the nowait
+# kernel, the probe, nowait-serve through systemd, the library, then apt
+# remove of the nowait kernel. Phase 2: the kernel grub boots after that.
+state=/var/lib/nowait-deb-check/phase
+phase=$(cat $state)
 say() { echo "deb-check: $*"; }
 say "phase $phase at $(cut -d' ' -f1 /proc/uptime) s"
+say "cmdline $(cat /proc/cmdline)"
 say "uname $(uname -r)"
 say "init $(cat /proc/1/comm)"
 # The boot is over once every other unit has started (this unit is Type=exec).
@@ -61,8 +65,9 @@ if [ "$phase" = 1 ]; then
 	# Take the running nowait kernel away, as a user going back would.
 	DEBIAN_FRONTEND=noninteractive apt-get remove -y "linux-image-$(uname -r)" "linux-headers-$(uname -r)" >/tmp/remove.log 2>&1
 	say "apt-remove $?"
-	sed 's/^/deb-check: remove-log /' /tmp/remove.log | tail -20
+	sed 's/^/deb-check: remove-log /' /tmp/remove.log | tail -60
 fi
+echo $((phase + 1)) >$state
 sync
 say "phase $phase done"
 systemctl reboot
