@@ -230,20 +230,21 @@ cp "$debs"/*.deb "$mnt/root/debs/"
 mounts_for "$mnt" private || { fail "chroot mounts"; finish; }
 for n in "$loop" "${loop}p1"; do touch "$mnt$n" && mount --bind "$n" "$mnt$n"; done
 mkdir -p "$mnt/dev/disk/by-uuid" && ln -s "../../$(basename "$loop")p1" "$mnt/dev/disk/by-uuid/$uuid"
-if in_chroot "$mnt" sh -c "grub-install --target=i386-pc $loop && update-grub" >"$out/grub-install.log" 2>&1; then
-	pass "grub-install $loop and update-grub in the image (grub-pc $(chroot "$mnt" dpkg-query -W -f='${Version}' grub-pc))"
-else
-	tail -20 "$out/grub-install.log"
-	fail "grub-install and update-grub in the image (log: $out/grub-install.log)"
-	finish
-fi
-if in_chroot "$mnt" sh -c 'cd /root/debs && apt-get install -y -q --no-install-recommends ./*.deb' >"$out/install.log" 2>&1; then
-	pass "apt-get install ./*.deb: $(cd "$debs" && ls ./*.deb | sed 's|./||; s|_.*||' | paste -sd' ')"
-else
-	tail -20 "$out/install.log"
-	fail "apt-get install ./*.deb (log: $out/install.log)"
-	finish
-fi
+# on_disk NAME LOG CMD: CMD in the chroot on the disk, a case named NAME;
+# the run stops if it fails.
+on_disk() {
+	if in_chroot "$mnt" sh -c "$3" >"$out/$2" 2>&1; then
+		pass "$1"
+	else
+		tail -20 "$out/$2"
+		fail "$1 (log: $out/$2)"
+		finish
+	fi
+}
+on_disk "grub-install $loop and update-grub in the image (grub-pc $(chroot "$mnt" dpkg-query -W -f='${Version}' grub-pc))" \
+	grub-install.log "grub-install --target=i386-pc $loop && update-grub"
+on_disk "apt-get install ./*.deb: $(cd "$debs" && ls ./*.deb | sed 's|./||; s|_.*||' | paste -sd' ')" \
+	install.log 'cd /root/debs && apt-get install -y -q --no-install-recommends ./*.deb'
 # What apt brought from the archive beside them.
 grep -E '^(Get|Setting up)' "$out/install.log" | sed 's/^/  /' | head -40 >&2
 for f in vmlinuz initrd.img; do
