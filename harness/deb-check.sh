@@ -112,10 +112,10 @@ in_chroot() {
 phase "dependencies" "$NOWAIT_ROOT/harness/deps.sh" >&2 || { fail "dependencies"; finish; }
 
 # 1. The base tree. What a Debian system boots with, and what the check's
-# guest script calls (the regress tree has gcc and procps; trixie's needs
-# them named).
+# guest script calls (the regress tree has gcc and procps, and e2fsprogs,
+# which trixie's minbase no longer has: the initrd's fsck.ext4).
 base_pkgs="systemd systemd-sysv udev initramfs-tools linux-image-amd64 grub-pc curl pkgconf ca-certificates"
-extra_pkgs="gcc libc6-dev procps"
+extra_pkgs="gcc libc6-dev procps e2fsprogs"
 # As Debian's installer run on a serial console writes it: grub and the
 # kernel's console on ttyS0 (no "quiet": the console log is the check's
 # record), and the guests' arguments (NOWAIT_GUEST_ARGS in lib.sh).
