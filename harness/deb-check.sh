@@ -33,7 +33,8 @@
 #    serves the file over TLS to curl (certificate checked) as its system
 #    user without capabilities, pkg-config --libs nowait is -lnowait and
 #    the packaged example builds, links libnowait.so.1 and hashes the file
-#    as the tree's build does; then apt remove of the nowait kernel, whose
+#    as the tree's build does; an out-of-tree module builds against
+#    linux-headers and loads; then apt remove of the nowait kernel, whose
 #    hooks run update-grub again.
 # 4. Boot 2: grub's default entry must now be Debian's kernel, boot to a
 #    running systemd, and the probe's tmpfs row must be the stock one.
@@ -112,10 +113,10 @@ in_chroot() {
 phase "dependencies" "$NOWAIT_ROOT/harness/deps.sh" >&2 || { fail "dependencies"; finish; }
 
 # 1. The base tree. What a Debian system boots with, and what the check's
-# guest script calls (the regress tree has gcc and procps, and e2fsprogs,
-# which trixie's minbase no longer has: the initrd's fsck.ext4).
+# guest script calls (the regress tree has gcc, make, procps and kmod, and
+# e2fsprogs, which trixie's minbase no longer has: the initrd's fsck.ext4).
 base_pkgs="systemd systemd-sysv udev initramfs-tools linux-image-amd64 grub-pc curl pkgconf ca-certificates"
-extra_pkgs="gcc libc6-dev procps e2fsprogs"
+extra_pkgs="gcc libc6-dev make procps kmod e2fsprogs"
 # As Debian's installer run on a serial console writes it: grub and the
 # kernel's console on ttyS0 (no "quiet": the console log is the check's
 # record), and the guests' arguments (NOWAIT_GUEST_ARGS in lib.sh).
@@ -174,6 +175,7 @@ fi
 		rm -f "$base.tmp/etc/resolv.conf"
 		touch "$base.tmp/.complete"
 		mv "$base.tmp" "$base"
+		: >"$base.users"
 	fi
 	# This clone's base of another recipe goes, never another clone's.
 	cache_claim "$base" "deb-check-$debian"
@@ -348,6 +350,9 @@ case $links in
 	pass "the example links the packaged library ($links)" ;;
 *) fail "the example links '$links', not the packaged libnowait.so.1" ;;
 esac
+check "linux-headers: an out-of-tree module builds" 0 "$(value "$l" module-build)"
+check "the module is for the nowait kernel" "$release" "$(value "$l" module-vermagic)"
+check "the module loads" 0 "$(value "$l" module-load)"
 check "apt-get remove linux-image-$release" 0 "$(value "$l" apt-remove)"
 if grep -q '^deb-check: remove-log .*\(update-grub\|Generating grub configuration\)' "$l"; then
 	pass "apt remove ran update-grub"

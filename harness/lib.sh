@@ -96,14 +96,19 @@ cache_use() {
 # (cache_use), is deleted, with its FILEs (%s: its hash; e.g. root-%s.img)
 # unless a process has one open (a guest booted from it). Every other tree
 # is spared: the trees of other clones' lists, a tree in use, and a tree made
-# before claims were recorded (no TREE.users), which is left to the user.
+# before claims were recorded (no TREE.users, or its "- made-before-claims"
+# line once a clone claimed it), which is left to the user. A maker of
+# TREE creates an empty TREE.users before claiming it.
 cache_claim() {
 	local tree=$1 slot=$2 dir name prefix other clone s left f hash
 	shift 2
 	dir=$(dirname "$tree")
 	name=$(basename "$tree")
 	prefix=${name%-*}
-	grep -qxF "$NOWAIT_ROOT $slot" "$tree.users" 2>/dev/null || echo "$NOWAIT_ROOT $slot" >>"$tree.users"
+	# A tree made before claims existed may still serve a clone whose
+	# code does not claim: it keeps a mark that nothing takes off.
+	[ -e "$tree.users" ] || echo "- made-before-claims" >"$tree.users"
+	grep -qxF "$NOWAIT_ROOT $slot" "$tree.users" || echo "$NOWAIT_ROOT $slot" >>"$tree.users"
 	for other in "$dir/$prefix"-*; do
 		[ -d "$other" ] && [ "$other" != "$tree" ] || continue
 		case $other in *.tmp) continue ;; esac
@@ -111,7 +116,7 @@ cache_claim() {
 		left=$(while read -r clone s; do
 			[ -n "$clone" ] || continue
 			[ "$clone $s" != "$NOWAIT_ROOT $slot" ] || continue
-			[ -d "$clone" ] || continue
+			[ "$clone" = - ] || [ -d "$clone" ] || continue
 			echo "$clone $s"
 		done <"$other.users")
 		if [ -n "$left" ]; then

@@ -43,6 +43,7 @@ nice -n 19 mmdebstrap --variant=minbase --mode=root --dpkgopt=force-unsafe-io \
 	"deb $security bookworm-security main" >&2
 touch "$root.tmp/.complete"
 rm -rf "$root" && mv "$root.tmp" "$root"
+: >"$root.users"
 # This clone's tree of its previous list goes, with its image, unless a run
 # reads it or another clone (a worktree with another list) still claims it.
 cache_claim "$root" regress-bookworm root-%s.img

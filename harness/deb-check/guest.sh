@@ -62,6 +62,23 @@ if [ "$phase" = 1 ]; then
 	say "sum $(/tmp/nowait-sum /srv/nowait-serve/hello.bin | head -1)"
 	say "sum-links $(ldd /tmp/nowait-sum | grep -o 'libnowait.so.1 => [^ ]*')"
 
+	# linux-headers, as DKMS uses them: an out-of-tree module builds
+	# (kbuild runs the packaged fixdep and modpost) and loads.
+	mkdir -p /tmp/mod
+	printf '%s\n' '#include <linux/module.h>' \
+		'static int __init hello_init(void) { pr_info("nowait-deb-check: module loaded\n"); return 0; }' \
+		'static void __exit hello_exit(void) { }' \
+		'module_init(hello_init);' 'module_exit(hello_exit);' \
+		'MODULE_LICENSE("GPL");' 'MODULE_DESCRIPTION("deb-check'"'"'s out-of-tree module");' >/tmp/mod/hello.c
+	echo 'obj-m := hello.o' >/tmp/mod/Kbuild
+	make -C "/lib/modules/$(uname -r)/build" M=/tmp/mod modules >/tmp/mod.log 2>&1
+	say "module-build $?"
+	tail -5 /tmp/mod.log | sed 's/^/deb-check: module-log /'
+	say "module-vermagic $(modinfo -F vermagic /tmp/mod/hello.ko | cut -d' ' -f1)"
+	insmod /tmp/mod/hello.ko
+	say "module-load $?"
+	rmmod hello
+
 	# Take the running nowait kernel away, as a user going back would.
 	DEBIAN_FRONTEND=noninteractive apt-get remove -y "linux-image-$(uname -r)" "linux-headers-$(uname -r)" >/tmp/remove.log 2>&1
 	say "apt-remove $?"

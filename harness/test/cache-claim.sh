@@ -99,6 +99,14 @@ rm -rf "${t:?}/d"
 relist a bash gawk make
 ta3=$(image a)
 assert "a tree made before claims is kept" test -e "$NOWAIT_CACHE/regress/rootfs-0123456789ab/.complete"
+# A clone (of the list that made it) claims it, then moves on: the tree may
+# still serve a clone whose code does not claim, and stays.
+clone e bash e-list
+mv "$NOWAIT_CACHE/regress/rootfs-0123456789ab" "$NOWAIT_CACHE/regress/rootfs-$(printf '%s\n' bash e-list | sort -u | sha256sum | cut -c1-12)"
+te=$(image e)
+relist e bash e-list2
+image e >/dev/null
+assert "a tree made before claims stays after its one claimer moved on" test -e "$te/.complete"
 assert "the tree of a deleted clone is gone" test ! -e "$td"
 assert "b's tree survived it all" test -e "$tb3/.complete" -a -e "$ta3/.complete"
 [ "$failed" = 0 ] || sed 's/^/# /' "$t/log"
