@@ -46,7 +46,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/regress/lib.sh"
 
-if_cached= kernel_debs=
+if_cached='' kernel_debs=''
 debian=${NOWAIT_DEBIAN:-bookworm}
 while [ $# -gt 0 ]; do
 	case $1 in

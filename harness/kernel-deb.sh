@@ -82,7 +82,7 @@ if ! ls "$keep"/linux-image-"$release"_*.deb >/dev/null 2>&1; then
 	[ "$(cat "$build/include/config/kernel.release")" = "$release" ] ||
 		die "the kernel calls itself $(cat "$build/include/config/kernel.release"), not $release"
 	mv "$top"/linux-image-"$release"_*.deb "$top"/linux-headers-"$release"_*.deb "$keep.tmp/"
-	"$NOWAIT_ROOT/harness/kernel-deb-fixup.sh" "$keep.tmp"/linux-headers-"$release"_*.deb
+	"$NOWAIT_ROOT/harness/kernel-deb-fixup.sh" "$keep.tmp/linux-headers-${release}"_*.deb
 	echo "$KERNEL_PKG $deb_version, $applied patch(es) (commit $head, tree $tree), series v$NOWAIT_SERIES on base $NOWAIT_BASE, config nowait.config + deb.config" >"$keep.tmp/version"
 	rm -rf "$keep" && mv "$keep.tmp" "$keep"
 	say "build: done; $(ls "$keep"/*.deb | wc -l) packages in $keep"
