@@ -12,6 +12,14 @@ endif
 ifdef CHECK_BASES
 export NOWAIT_CHECK_BASES := $(CHECK_BASES)
 endif
+# DEBIAN=trixie runs deb-check on Debian 13 instead of 12 (bookworm); make
+# check runs it on both when their images are made, or CHECK_DEBIAN="...".
+ifdef DEBIAN
+export NOWAIT_DEBIAN := $(DEBIAN)
+endif
+ifdef CHECK_DEBIAN
+export NOWAIT_CHECK_DEBIAN := $(CHECK_DEBIAN)
+endif
 
 # Build the patched kernel, boot it in QEMU, print the capability table.
 demo:
@@ -66,10 +74,11 @@ against-v1 against-v2:
 deb:
 	harness/deb.sh
 
-# The packages installed with apt in the Debian 12 image of make regress,
-# booted with its own kernel, initrd and systemd: the nowait kernel, the
-# probe, nowait-serve by systemctl, the library, then apt remove and the
-# stock kernel (harness/deb-check.sh; builds what it needs, once).
+# The packages installed with apt on a Debian 12 disk (the image of make
+# regress; DEBIAN=trixie: Debian 13), booted by its own grub, initrd and
+# systemd: the nowait kernel, the probe, nowait-serve by systemctl, the
+# library, then apt remove and the stock kernel (harness/deb-check.sh;
+# builds what it needs, once).
 deb-check:
 	harness/deb-check.sh
 

@@ -2,8 +2,9 @@
 # Run every test: on each kernel base (harness/lib.sh), the kernel
 # conformance suite in the patched kernel under QEMU, the crash test and
 # checkpatch on the series; then the library's and the server's tests on
-# the host; and the Debian packages booted in the Debian 12 image when it
-# and the kernel packages are made (make deb-check; else a skip).
+# the host, the harness's own; and the Debian packages booted on Debian 12
+# and 13 disks when their images and the kernel packages are made (make
+# deb-check; else a skip).
 #
 #   harness/check.sh [--debug]
 #
@@ -164,21 +165,41 @@ serve_suite() {
 	done
 }
 
-# The Debian packages installed and booted in the Debian 12 image of make
-# regress (harness/deb-check.sh), on 6.12, the base Debian runs; only when
-# that image and the kernel packages are already made (a cold kernel
-# package build takes 25 minutes): else one SKIP line says so.
-deb_suite() {
-	local rc
-	[[ " $bases " == *" 6.12 "* ]] || { record "SKIP deb-check: 6.12 is not among the bases checked"; return 0; }
-	NOWAIT_BASE=6.12 NOWAIT_OUT=$user_out "$NOWAIT_ROOT/harness/deb-check.sh" --if-cached 2>&1 | while IFS= read -r line; do
-		case $line in
-		'PASS '* | 'FAIL '* | 'SKIP '*) record "$line" ;;
-		*) printf '%s\n' "$line" >&2 ;;
-		esac
+# The harness's own tests (harness/test/*.sh, TAP): the cache's cleanup.
+harness_suite() {
+	local t
+	for t in "$NOWAIT_ROOT"/harness/test/*.sh; do
+		"$t" 2>&1 | while read -r line; do
+			case $line in
+			'ok '*) record "PASS harness: $(basename "$t" .sh): ${line#ok * - }" ;;
+			'not ok '*) record "FAIL harness: $(basename "$t" .sh): ${line#not ok * - }" ;;
+			*) printf '%s\n' "$line" >&2 ;;
+			esac
+		done
+		[ "${PIPESTATUS[0]}" = 0 ] || grep -q "^FAIL harness: $(basename "$t" .sh)" "$results" ||
+			record "FAIL harness: $(basename "$t" .sh) exited without a failed case"
 	done
-	rc=${PIPESTATUS[0]}
-	[ "$rc" = 0 ] || grep -q '^FAIL deb-check' "$results" || record "FAIL deb-check: exited $rc without a failed case"
+}
+
+# The Debian packages installed and booted on a Debian 12 disk (from the
+# image of make regress) and a Debian 13 one (harness/deb-check.sh), on
+# 6.12, the base Debian runs; each only when its image and the kernel
+# packages are already made (a cold kernel package build takes 25
+# minutes): else one SKIP line says so. NOWAIT_CHECK_DEBIAN (make
+# CHECK_DEBIAN=) picks the releases.
+deb_suite() {
+	local rc debian
+	[[ " $bases " == *" 6.12 "* ]] || { record "SKIP deb-check: 6.12 is not among the bases checked"; return 0; }
+	for debian in ${NOWAIT_CHECK_DEBIAN:-bookworm trixie}; do
+		NOWAIT_BASE=6.12 NOWAIT_OUT=$user_out "$NOWAIT_ROOT/harness/deb-check.sh" --if-cached "$debian" 2>&1 | while IFS= read -r line; do
+			case $line in
+			'PASS '* | 'FAIL '* | 'SKIP '*) record "$line" ;;
+			*) printf '%s\n' "$line" >&2 ;;
+			esac
+		done
+		rc=${PIPESTATUS[0]}
+		[ "$rc" = 0 ] || grep -q "^FAIL deb-check/$debian" "$results" || record "FAIL deb-check/$debian: exited $rc without a failed case"
+	done
 }
 
 phase "dependencies" "$NOWAIT_ROOT/harness/deps.sh" || { record "FAIL dependencies"; }
@@ -197,6 +218,7 @@ done
 phase "libnowait" library_suite
 phase "libnowait install" library_install
 phase "nowait-serve" serve_suite
+phase "harness" harness_suite
 phase "Debian packages" deb_suite
 
 pass=$(grep -c '^PASS' "$results")

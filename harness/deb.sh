@@ -3,7 +3,8 @@
 #   libnowait1, libnowait-dev, nowait-serve, nowait-tools  (debian/, dpkg-buildpackage)
 #   linux-image-R, linux-headers-R, R = 6.12.N-nowaitS       (harness/kernel-deb.sh)
 # then lintian on the userspace packages, which must report no error and
-# no warning (overrides, each with its reason, are in debian/).
+# no warning (overrides, each with its reason, are in debian/), and on the
+# kernel packages, likewise (build/deb/lintian-kernel.txt).
 #
 #   harness/deb.sh [--no-kernel]
 #
@@ -41,5 +42,15 @@ if [ "$kernel" = 1 ]; then
 	# where there is one, kernel-deb.sh builds it as it is.
 	[ -d "$NOWAIT_SRC/.git" ] || phase "series tree" "$NOWAIT_ROOT/harness/kernel.sh" --prepare >&2
 	"$NOWAIT_ROOT/harness/kernel-deb.sh" >/dev/null
+	# The kernel packages too: no error nor warning (the headers' fixes:
+	# harness/kernel-deb-fixup.sh). Infos are listed in the report.
+	say "lintian: $(cd "$out" && ls linux-*.deb | paste -sd' ')"
+	rc=0
+	nice -n 10 lintian --fail-on error,warning --display-info "$out"/linux-*.deb >"$out/lintian-kernel.raw" 2>&1 || rc=$?
+	grep -v 'running with root privileges is not recommended' "$out/lintian-kernel.raw" >"$out/lintian-kernel.txt" || true
+	rm -f "$out/lintian-kernel.raw"
+	[ "$rc" = 0 ] ||
+		{ grep -E '^(E|W):' "$out/lintian-kernel.txt" >&2; die "lintian: errors or warnings in the kernel packages (see $out/lintian-kernel.txt)"; }
+	say "lintian, kernel: $(grep -c '^E:' "$out/lintian-kernel.txt" || true) error(s), $(grep -c '^W:' "$out/lintian-kernel.txt" || true) warning(s), $(grep -c '^I:' "$out/lintian-kernel.txt" || true) info"
 fi
 ls "$out"/*.deb

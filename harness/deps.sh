@@ -28,8 +28,9 @@ pkgs=(
 	# nowait-serve's tests and bench; nginx is the bench's peer, run by
 	# serve/bench.sh as its own process (see below for the package's service)
 	curl openssl wrk nginx
-	# make deb and deb-check: the packages and lintian
-	"${deb_pkgs[@]}"
+	# make deb and deb-check: the packages and lintian; deb-check's disk
+	# (parted), the cache's cleanup (fuser)
+	"${deb_pkgs[@]}" parted psmisc
 	# make regress: the Debian guest (mmdebstrap), fstests and LTP built on the host
 	mmdebstrap autoconf automake libtool libaio-dev xfslibs-dev uuid-dev
 	libattr1-dev libacl1-dev libgdbm-dev libcap-dev

@@ -17,6 +17,8 @@
 # $NOWAIT_KBUILD/deb/obj (6.12: /var/cache/nowait/build/deb/obj): modules
 # on, which changes every object, so its first build is a cold one (about
 # 25 minutes on 2 cores) and shares nothing with the test kernels' objects.
+# The headers package goes through harness/kernel-deb-fixup.sh (stripped
+# host programs, their Depends, no .gitignore), for lintian.
 # The packages are kept in $NOWAIT_CACHE/deb/BASE-KEY, KEY a hash of the
 # tree's content, the release and the config fragments, and a later run with
 # the same KEY builds nothing.
@@ -80,11 +82,14 @@ if ! ls "$keep"/linux-image-"$release"_*.deb >/dev/null 2>&1; then
 	[ "$(cat "$build/include/config/kernel.release")" = "$release" ] ||
 		die "the kernel calls itself $(cat "$build/include/config/kernel.release"), not $release"
 	mv "$top"/linux-image-"$release"_*.deb "$top"/linux-headers-"$release"_*.deb "$keep.tmp/"
+	"$NOWAIT_ROOT/harness/kernel-deb-fixup.sh" "$keep.tmp/linux-headers-${release}"_*.deb
 	echo "$KERNEL_PKG $deb_version, $applied patch(es) (commit $head, tree $tree), series v$NOWAIT_SERIES on base $NOWAIT_BASE, config nowait.config + deb.config" >"$keep.tmp/version"
 	rm -rf "$keep" && mv "$keep.tmp" "$keep"
 	say "build: done; $(ls "$keep"/*.deb | wc -l) packages in $keep"
 else
 	say "kernel packages for tree $tree (commit $head, $release) already built: $keep"
+	# Kept before the headers' fixup existed: fixed in place, under the lock.
+	[ "${1:-}" = --if-cached ] || "$NOWAIT_ROOT/harness/kernel-deb-fixup.sh" "$keep"/linux-headers-"$release"_*.deb
 fi
 mkdir -p "$out"
 rm -f "$out"/linux-image-*.deb "$out"/linux-headers-*.deb

@@ -70,6 +70,76 @@ cache_lock() {
 	flock 8
 }
 
+# Trees kept in the cache (regress-image.sh's rootfs-HASH, deb-check.sh's
+# base-HASH) are named by a hash of what they hold, so that clones with
+# different lists (a worktree that changes harness/regress/packages) each
+# have their own, side by side. TREE.users names the clones that chose TREE
+# and for what, one "CLONE SLOT" line each (SLOT: regress-bookworm,
+# deb-check-trixie, ...); TREE.use is held shared by a run that reads TREE
+# (cache_use). A tree is deleted only when no clone claims it any more and
+# no run reads it (cache_claim).
+
+# cache_use TREE: hold TREE.use shared until the calling shell exits, so
+# that no cache_claim deletes TREE meanwhile; fails if TREE is gone.
+cache_use() {
+	local fd
+	exec {fd}>"$1.use"
+	flock -s "$fd"
+	[ -e "$1/.complete" ] || { say "cache: $1 went away"; return 1; }
+}
+
+# cache_claim TREE SLOT [FILE...]: under the cache_lock of TREE's folder,
+# after TREE is made or found: record that this clone ($NOWAIT_ROOT) uses
+# TREE for SLOT, and take this clone's SLOT claim off the other trees of the
+# folder with TREE's name before its hash. Claims of clones whose folder is
+# gone are dropped too. A tree left without any claim, that no run reads
+# (cache_use), is deleted, with its FILEs (%s: its hash; e.g. root-%s.img)
+# unless a process has one open (a guest booted from it). Every other tree
+# is spared: the trees of other clones' lists, a tree in use, and a tree made
+# before claims were recorded (no TREE.users, or its "- made-before-claims"
+# line once a clone claimed it), which is left to the user. A maker of
+# TREE creates an empty TREE.users before claiming it.
+cache_claim() {
+	local tree=$1 slot=$2 dir name prefix other clone s left f hash
+	shift 2
+	dir=$(dirname "$tree")
+	name=$(basename "$tree")
+	prefix=${name%-*}
+	# A tree made before claims existed may still serve a clone whose
+	# code does not claim: it keeps a mark that nothing takes off.
+	[ -e "$tree.users" ] || echo "- made-before-claims" >"$tree.users"
+	grep -qxF "$NOWAIT_ROOT $slot" "$tree.users" || echo "$NOWAIT_ROOT $slot" >>"$tree.users"
+	for other in "$dir/$prefix"-*; do
+		[ -d "$other" ] && [ "$other" != "$tree" ] || continue
+		case $other in *.tmp) continue ;; esac
+		[ -e "$other.users" ] || { say "cache: $other has no claims recorded (made before them): kept"; continue; }
+		left=$(while read -r clone s; do
+			[ -n "$clone" ] || continue
+			[ "$clone $s" != "$NOWAIT_ROOT $slot" ] || continue
+			[ "$clone" = - ] || [ -d "$clone" ] || continue
+			echo "$clone $s"
+		done <"$other.users")
+		if [ -n "$left" ]; then
+			[ "$left" = "$(cat "$other.users")" ] || printf '%s\n' "$left" >"$other.users"
+			continue
+		fi
+		hash=${other##*-}
+		if flock -n -x "$other.use" rm -rf --one-file-system "$other"; then
+			say "cache: $other deleted (no clone claims it any more)"
+			rm -f "$other.users" "$other.use"
+			for f in "$@"; do
+				# shellcheck disable=SC2059 # the pattern is the caller's
+				f=$dir/$(printf "$f" "$hash")
+				[ -e "$f" ] || continue
+				if fuser -s "$f" 2>/dev/null; then say "cache: $f is open: kept"; else rm -f "$f"; fi
+			done
+		else
+			: >"$other.users"
+			say "cache: $other is in use: kept for now"
+		fi
+	done
+}
+
 # ceph_cluster: start harness/ceph.sh's single-node cluster for the guest
 # boots that follow (boot.sh sees NOWAIT_CEPH=1), and stop it when the
 # calling script exits.

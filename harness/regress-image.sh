@@ -1,24 +1,28 @@
 #!/usr/bin/env bash
 # Build the regression guest's Debian 12 root filesystem with mmdebstrap, from
 # the archive apt uses, into $NOWAIT_CACHE/regress/rootfs-HASH (HASH: of
-# harness/regress/packages, so the tree is rebuilt only when the list changes).
+# harness/regress/packages, or of the list NOWAIT_REGRESS_PACKAGES names, so
+# the tree is rebuilt only when the list changes).
 # dpkg runs with force-unsafe-io: the tree is remade, never repaired, and
 # fsync per file made the first build take 30 minutes on a shared host.
-# Prints the tree's path. --if-cached prints it only when the tree is already
-# made, and otherwise exits 3 without making it (make check's deb-check).
+# Prints the tree's path. The trees of other clones' lists are kept beside
+# it (cache_claim in harness/lib.sh). --if-cached prints it only when the
+# tree is already made, and otherwise exits 3 without making it (make
+# check's deb-check).
 #
 #   harness/regress-image.sh [--if-cached]
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 regress=$NOWAIT_CACHE/regress
-list=$NOWAIT_ROOT/harness/regress/packages
+list=${NOWAIT_REGRESS_PACKAGES:-$NOWAIT_ROOT/harness/regress/packages}
 pkgs=$(sed 's/#.*//' "$list" | tr -s ' \n' '\n' | sed '/^$/d' | sort -u)
 hash=$(printf '%s\n' "$pkgs" | sha256sum | cut -c1-12)
 root=$regress/rootfs-$hash
 cache_lock regress/rootfs
 if [ -e "$root/.complete" ]; then
 	say "image: $root is up to date ($(printf '%s\n' "$pkgs" | wc -l) packages)"
+	cache_claim "$root" regress-bookworm root-%s.img
 	echo "$root"
 	exit 0
 fi
@@ -39,9 +43,9 @@ nice -n 19 mmdebstrap --variant=minbase --mode=root --dpkgopt=force-unsafe-io \
 	"deb $security bookworm-security main" >&2
 touch "$root.tmp/.complete"
 rm -rf "$root" && mv "$root.tmp" "$root"
-# Older trees of other package lists are dropped.
-for old in "$regress"/rootfs-*; do
-	[ "$old" = "$root" ] || rm -rf "$old"
-done
+: >"$root.users"
+# This clone's tree of its previous list goes, with its image, unless a run
+# reads it or another clone (a worktree with another list) still claims it.
+cache_claim "$root" regress-bookworm root-%s.img
 say "image: done, $(du -sh "$root" | cut -f1)"
 echo "$root"

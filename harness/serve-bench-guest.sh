@@ -89,8 +89,8 @@ cp "$NOWAIT_ROOT"/serve/{bench.sh,lib.sh,zipf.lua,pace.py} "$NOWAIT_ROOT/build/s
 # nginx, the peer: the host's Debian 12 binary (harness/deps.sh installs the
 # package), whose libraries the guest image has (libssl3, libpcre2, zlib,
 # libcrypt); shipped like the server rather than added to the image's
-# package list, whose change would rebuild the image that make regress
-# shares (regress-image.sh keeps one tree, of the list it was given).
+# package list, whose change would make a second tree and image for this
+# clone beside the one make regress uses (cache_claim in lib.sh).
 cp "$(command -v nginx)" "$job/serve/nginx"
 rm -f "$out/job.img"
 mkfs.ext4 -q -F -L serve-job -d "$job" "$out/job.img" 64M >&2

@@ -2,12 +2,16 @@
 # /usr/local/sbin/nowait-deb-check in the test image of harness/deb-check.sh,
 # run by nowait-deb-check.service at the end of the boot. It prints what it
 # finds as "deb-check: KEY VALUE" lines and JSON between markers on the
-# serial console; the host judges them. Phase 1 (nowait.debcheck=1): the
-# nowait kernel, the probe, nowait-serve through systemd, the library, then
-# apt remove of the nowait kernel. Phase 2: the kernel left booted.
-phase=$(sed -n 's/.*nowait\.debcheck=\([0-9]\).*/\1/p' /proc/cmdline)
+# serial console; the host judges them. The phase is in
+# /var/lib/nowait-deb-check/phase (the host writes 1; grub boots the disk,
+# so the kernel's command line is the image's own). Phase 1: the nowait
+# kernel, the probe, nowait-serve through systemd, the library, then apt
+# remove of the nowait kernel. Phase 2: the kernel grub boots after that.
+state=/var/lib/nowait-deb-check/phase
+phase=$(cat $state)
 say() { echo "deb-check: $*"; }
 say "phase $phase at $(cut -d' ' -f1 /proc/uptime) s"
+say "cmdline $(cat /proc/cmdline)"
 say "uname $(uname -r)"
 say "init $(cat /proc/1/comm)"
 # The boot is over once every other unit has started (this unit is Type=exec).
@@ -58,11 +62,29 @@ if [ "$phase" = 1 ]; then
 	say "sum $(/tmp/nowait-sum /srv/nowait-serve/hello.bin | head -1)"
 	say "sum-links $(ldd /tmp/nowait-sum | grep -o 'libnowait.so.1 => [^ ]*')"
 
+	# linux-headers, as DKMS uses them: an out-of-tree module builds
+	# (kbuild runs the packaged fixdep and modpost) and loads.
+	mkdir -p /tmp/mod
+	printf '%s\n' '#include <linux/module.h>' \
+		'static int __init hello_init(void) { pr_info("nowait-deb-check: module loaded\n"); return 0; }' \
+		'static void __exit hello_exit(void) { }' \
+		'module_init(hello_init);' 'module_exit(hello_exit);' \
+		'MODULE_LICENSE("GPL");' 'MODULE_DESCRIPTION("deb-check'"'"'s out-of-tree module");' >/tmp/mod/hello.c
+	echo 'obj-m := hello.o' >/tmp/mod/Kbuild
+	make -C "/lib/modules/$(uname -r)/build" M=/tmp/mod modules >/tmp/mod.log 2>&1
+	say "module-build $?"
+	tail -5 /tmp/mod.log | sed 's/^/deb-check: module-log /'
+	say "module-vermagic $(modinfo -F vermagic /tmp/mod/hello.ko | cut -d' ' -f1)"
+	insmod /tmp/mod/hello.ko
+	say "module-load $?"
+	rmmod hello
+
 	# Take the running nowait kernel away, as a user going back would.
 	DEBIAN_FRONTEND=noninteractive apt-get remove -y "linux-image-$(uname -r)" "linux-headers-$(uname -r)" >/tmp/remove.log 2>&1
 	say "apt-remove $?"
-	sed 's/^/deb-check: remove-log /' /tmp/remove.log | tail -20
+	sed 's/^/deb-check: remove-log /' /tmp/remove.log | tail -60
 fi
+echo $((phase + 1)) >$state
 sync
 say "phase $phase done"
 systemctl reboot

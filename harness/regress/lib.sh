@@ -11,13 +11,19 @@
 # minutes on a busy disk), under the cache lock (in a subshell, which lets
 # it go); prints its path.
 regress_root_image() {
-	local rootfs=$1 img
+	local rootfs=$1 img old
 	img=$NOWAIT_CACHE/regress/root-$(basename "$rootfs" | sed 's/^rootfs-//').img
 	(
 		cache_lock regress/root-image
 		[ ! -e "$img" ] || exit 0
+		cache_use "$rootfs"
 		say "image: writing $img"
-		rm -f "$NOWAIT_CACHE"/regress/root-*.img
+		# Images whose tree is gone (regress-image.sh deletes a tree's
+		# image with it), unless a guest has one open.
+		for old in "$NOWAIT_CACHE"/regress/root-*.img; do
+			[ -e "$old" ] && [ ! -d "$NOWAIT_CACHE/regress/rootfs-$(basename "$old" .img | sed 's/^root-//')" ] || continue
+			fuser -s "$old" 2>/dev/null || rm -f "$old"
+		done
 		nice -n 19 mkfs.ext4 -q -F -L regress-root -d "$rootfs" "$img.tmp" 4G >&2
 		debugfs -w -R "write $NOWAIT_ROOT/harness/regress/init /usr/sbin/regress-init" "$img.tmp" >/dev/null
 		debugfs -w -R "sif /usr/sbin/regress-init mode 0100755" "$img.tmp" >/dev/null
