@@ -125,10 +125,10 @@ replay_states() {
 }
 
 replay_fs() {
-	fs=$1
+	fs=$1 base=/tmp/replay-$1
 	dev=$(disk_with_serial "$fs") || { echo "nowait-replay: $fs: no disk"; return 1; }
 	mib=$(replay_mib "$fs")
-	journal=/tmp/replay-$fs.journal
+	journal="$base.journal"
 	echo "nowait-replay: $fs: recording on $dev through dm-log-writes, log on $logdev"
 	# A failed filesystem before this one may have left its device.
 	umount /mnt/replay-rec 2>/dev/null
@@ -141,31 +141,31 @@ replay_fs() {
 	mkdir -p /mnt/replay-rec /mnt/replay-chk
 	mount -t "$fs" /dev/mapper/$dmname /mnt/replay-rec || return 1
 	nowait-replay-load --dm "$dmname" --journal "$journal" --seed "$replay_seed" \
-		--threads "$replay_threads" --ops "$replay_ops" --json "/tmp/replay-$fs.load.json" \
+		--threads "$replay_threads" --ops "$replay_ops" --json "$base.load.json" \
 		/mnt/replay-rec/w || { umount /mnt/replay-rec; dmsetup remove --noudevsync "$dmname"; return 1; }
 	umount /mnt/replay-rec && dmsetup remove --noudevsync "$dmname" || return 1
 
-	replay_index "$logdev" >/tmp/replay-$fs.index
-	entries=$(wc -l </tmp/replay-$fs.index)
+	replay_index "$logdev" >"$base.index"
+	entries=$(wc -l <"$base.index")
 	mkfs_entry=$(replay-log --log "$logdev" --find --end-mark mkfs | cut -d@ -f1)
 	# The journal's order of marks is the log's: the last one must sit
 	# where replay-log finds it by name.
 	last=$(tail -n 1 "$journal" | cut -d' ' -f2)
 	want=$(replay-log --log "$logdev" --find --end-mark "nw$last" | cut -d@ -f1)
-	replay_states /tmp/replay-$fs.index "$mkfs_entry" "$replay_max" >/tmp/replay-$fs.states
-	got=$(awk -v w="$want" '$1 == w { print $3 }' /tmp/replay-$fs.states)
+	replay_states "$base.index" "$mkfs_entry" "$replay_max" >"$base.states"
+	got=$(awk -v w="$want" '$1 == w { print $3 }' "$base.states")
 	if [ -n "$got" ] && [ "$got" != "$last" ]; then
 		echo "nowait-replay: $fs: mark nw$last is entry $want, but the index counts $got marks there"
 		return 1
 	fi
-	nstates=$(wc -l </tmp/replay-$fs.states)
+	nstates=$(wc -l <"$base.states")
 	echo "nowait-replay: $fs: $entries log entries, mkfs mark at $mkfs_entry, last mark nw$last at $want; checking $nstates states:" \
-		"$(awk '{ k[$2]++ } END { for (x in k) printf "%s %d ", x, k[x] }' /tmp/replay-$fs.states)"
+		"$(awk '{ k[$2]++ } END { for (x in k) printf "%s %d ", x, k[x] }' "$base.states")"
 
-	img=/tmp/replay-$fs.img chk=/tmp/replay-chk.img
+	img="$base.img" chk=/tmp/replay-chk.img
 	rm -f "$img" && truncate -s "$((mib))M" "$img"
 	prev=-1 i=0
-	printf '{"fs": "%s", "entries": %d, "load": %s, "states": [' "$fs" "$entries" "$(cat /tmp/replay-$fs.load.json)" >/tmp/replay-$fs.json
+	printf '{"fs": "%s", "entries": %d, "load": %s, "states": [' "$fs" "$entries" "$(cat "$base.load.json")" >"$base.json"
 	sep=
 	while read -r entry kind held <&3; do
 		i=$((i + 1))
@@ -189,8 +189,10 @@ replay_fs() {
 		losetup -d "$loop"
 		findings=$(replay_findings "$fs" /tmp/replay-fsck.out "$fsck_rc")
 		if [ "$mounted" = 1 ]; then
-			set -- $(sed -n 's/^nowait-replay-check: \([0-9]*\) promises checked, \([0-9]*\) broken$/\1 \2/p' /tmp/replay-verify.out)
-			checked=${1:-0} broken=${2:--1}
+			counts=$(sed -n 's/^nowait-replay-check: \([0-9]*\) promises checked, \([0-9]*\) broken$/\1 \2/p' /tmp/replay-verify.out)
+			checked=${counts% *} broken=${counts#* }
+			# No summary line: the checker itself failed; a broken state.
+			[ -n "$counts" ] || checked=0 broken=-1
 		fi
 		line="nowait-replay: $fs: state $i/$nstates, entry $entry ($kind, $held marks): fsck $fsck_rc ($findings findings), mounted $mounted, promises $checked checked, $broken broken"
 		echo "$line"
@@ -200,21 +202,22 @@ replay_fs() {
 			grep -v 'promises checked' /tmp/replay-verify.out 2>/dev/null | sed 's/^/nowait-replay:   /' | head -n 5
 		fi
 		printf '%s{"entry": %d, "kind": "%s", "marks": %d, "fsck_rc": %d, "findings": %d, "mounted": %d, "checked": %d, "broken": %d}' \
-			"$sep" "$entry" "$kind" "$held" "$fsck_rc" "$findings" "$mounted" "$checked" "$broken" >>/tmp/replay-$fs.json
+			"$sep" "$entry" "$kind" "$held" "$fsck_rc" "$findings" "$mounted" "$checked" "$broken" >>"$base.json"
 		sep=", "
 		rm -f /tmp/replay-verify.out
-	done 3</tmp/replay-$fs.states
+	done 3<"$base.states"
 	replay_selftest "$fs" "$img" "$journal" "$last_held"
 	rm -f "$img" "$chk"
 }
 
 # replay_selftest FS IMG JOURNAL MARKS: the checks must see a broken state.
 # A promised file grown by a byte on a copy of the last state: verify must
-# say so. The 64 KiB after the first 4 KiB zeroed (ext2/4: group
-# descriptors; xfs: AG headers' btree roots; btrfs: the superblock; vfat:
-# the FAT; exfat: the boot region's checksum): fsck must say so.
+# say so. The 67 KiB after the first sector zeroed (ext2/4: the
+# superblock; xfs: the AG headers; btrfs: the superblock; vfat: the start
+# of the first FAT, where the files' chains are; exfat: the boot region,
+# its checksum): fsck must say so.
 replay_selftest() {
-	fs=$1 img=$2 journal=$3 held=$4 data=0 meta=0
+	fs=$1 img=$2 journal=$3 held=$4 data=0 meta=0 base=/tmp/replay-$1
 	chk=/tmp/replay-chk.img
 	victim=$(nowait-replay-check live "$journal" "$held")
 	nowait-replay-check copy "$img" "$chk" && loop=$(losetup -f) && losetup "$loop" "$chk" || return 1
@@ -225,12 +228,12 @@ replay_selftest() {
 	fi
 	losetup -d "$loop"
 	nowait-replay-check copy "$img" "$chk" &&
-		dd if=/dev/zero of="$chk" bs=4096 seek=1 count=16 conv=notrunc 2>/dev/null &&
+		dd if=/dev/zero of="$chk" bs=512 seek=1 count=135 conv=notrunc 2>/dev/null &&
 		loop=$(losetup -f) && losetup "$loop" "$chk" || return 1
 	replay_fsck "$fs" "$loop" /tmp/replay-fsck.out || meta=1
 	losetup -d "$loop"
 	echo "nowait-replay: $fs: self-test: a promised file ($victim) changed on purpose $( [ $data = 1 ] && echo flagged || echo 'NOT flagged'), metadata zeroed on purpose $( [ $meta = 1 ] && echo flagged || echo 'NOT flagged')"
-	printf '], "selftest": {"data_flagged": %d, "fsck_flagged": %d}}\n' "$data" "$meta" >>/tmp/replay-$fs.json
+	printf '], "selftest": {"data_flagged": %d, "fsck_flagged": %d}}\n' "$data" "$meta" >>"$base.json"
 	[ "$data" = 1 ] && [ "$meta" = 1 ]
 }
 
