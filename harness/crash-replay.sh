@@ -10,11 +10,11 @@
 #
 #   harness/crash-replay.sh [--stock BZIMAGE] [--patched BZIMAGE]
 #       [--fs "ext4 xfs ..."] [--seed N] [--ops N] [--threads N] [--states N]
-#       [--kernels "stock patched"]
+#       [--kernels "stock patched"] [--out DIR]
 #
 # --states caps the states checked per filesystem (default: all of them).
 # Without --stock/--patched the trees are built (harness/kernel.sh).
-# Writes build/crash-replay/{crash-replay.md,crash-replay.json} and
+# Writes DIR (default build/crash-replay)/{crash-replay.md,crash-replay.json} and
 # prints the table; fails when the patched kernel has a broken state on a
 # filesystem with a journal, or more broken states than stock on one
 # without, or a self-test of the checks was not flagged.
@@ -22,7 +22,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 stock="" patched="" fslist="ext4 xfs btrfs ext2 vfat exfat" seed=1 ops=10 threads=4 states=""
-kernels="stock patched"
+kernels="stock patched" out=$NOWAIT_OUT/crash-replay
 while [ $# -gt 0 ]; do
 	case $1 in
 	--stock) stock=$2; shift 2 ;;
@@ -33,10 +33,10 @@ while [ $# -gt 0 ]; do
 	--threads) threads=$2; shift 2 ;;
 	--states) states=$2; shift 2 ;;
 	--kernels) kernels=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
 	*) die "unknown option $1 (see the head of $0)" ;;
 	esac
 done
-out=$NOWAIT_OUT/crash-replay
 rm -rf "$out" && mkdir -p "$out"
 
 # fstests' replay-log, from the fstests build make regress uses.
