@@ -11,7 +11,8 @@ the verdict fails:
     every state must fsck clean, mount, and keep every fsync promise;
   - ext2, vfat, exfat (no metadata journal: a crash between two flushes
     can leave what fsck repairs): the patched kernel may not do worse than
-    stock, in broken promises or in the share of states fsck flags;
+    stock: no more broken promises, and a share of states fsck flags that
+    is not significantly larger (Z_WORSE says why a test, not a compare);
   - both: each self-test (a promise and the metadata broken on purpose)
     must have been flagged, or the checks prove nothing.
 """
@@ -20,6 +21,23 @@ import os
 import sys
 
 JOURNALED = {"ext4", "xfs", "btrfs"}
+
+
+# How much larger the patched kernel's share of fsck-flagged states may be
+# than stock's before it counts as worse: one-sided, 5%. Each run's log
+# is one interleaving of the threads, so the shares move from run to run
+# by themselves: in the first full run (seed 1) ext2 refused every
+# flagged write on both kernels (1 KiB blocks), running the same code,
+# and fsck flagged 156 of 158 states on one and 155 of 158 on the other.
+Z_WORSE = 1.645
+
+
+def worse_z(bad_p, n_p, bad_s, n_s):
+    """Two-proportion z statistic of patched's share over stock's."""
+    pooled = (bad_p + bad_s) / max(n_p + n_s, 1)
+    se = (pooled * (1 - pooled) * (1 / max(n_p, 1) + 1 / max(n_s, 1))) ** 0.5
+    diff = bad_p / max(n_p, 1) - bad_s / max(n_s, 1)
+    return diff / se if se else (float("inf") if diff > 0 else 0.0)
 
 
 def summary(path, fs):
@@ -78,9 +96,10 @@ def main():
         if fs not in JOURNALED and sk:
             if pt["promises_broken"] > sk["promises_broken"]:
                 problems.append(f"{fs}: patched broke {pt['promises_broken']} promises, stock {sk['promises_broken']}")
-            share = lambda s: s["fsck_flagged"] / max(s["states"], 1)
-            if share(pt) > share(sk):
-                problems.append(f"{fs}: fsck flagged {share(pt):.1%} of the patched kernel's states, {share(sk):.1%} of stock's")
+            z = worse_z(pt["fsck_flagged"], pt["states"], sk["fsck_flagged"], sk["states"])
+            if z > Z_WORSE:
+                problems.append(f"{fs}: fsck flagged {pt['fsck_flagged']} of the patched kernel's {pt['states']} states, "
+                                f"{sk['fsck_flagged']} of stock's {sk['states']} (z = {z:.2f})")
     total = sum(s["states"] for by in res.values() for s in by.values())
     table = "\n".join(rows)
     verdict = "no failure" if not problems else "\n".join(f"- {p}" for p in problems)
