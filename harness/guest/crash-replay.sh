@@ -149,6 +149,9 @@ replay_fs() {
 		--threads "$replay_threads" --ops "$replay_ops" --json "$base.load.json" \
 		/mnt/replay-rec/w || { umount /mnt/replay-rec; dmsetup remove --noudevsync "$dmname"; return 1; }
 	umount /mnt/replay-rec && dmsetup remove --noudevsync "$dmname" || return 1
+	# What each fsync promised, on the console too: a broken state can be
+	# read against it after the guest is gone.
+	sed "s/^/nowait-replay: $fs: journal: /" "$journal"
 
 	replay_index "$logdev" >"$base.index"
 	entries=$(wc -l <"$base.index")
