@@ -89,3 +89,12 @@ kernel-debug:
 	harness/kernel.sh --debug
 
 -include mk/*.mk
+
+# Crash states replayed (dm-log-writes, fstests' replay-log): every FLUSH,
+# FUA and mark of a recorded workload of flagged writes on six filesystems,
+# fsck and fsync's promises at each, stock against patched (build/crash-replay/).
+# Long: not part of make check. CRASH_REPLAY_ARGS passes options to
+# harness/crash-replay.sh (e.g. --fs "ext4 xfs" --states 50 --seed 7).
+.PHONY: crash-replay
+crash-replay:
+	harness/crash-replay.sh $(CRASH_REPLAY_ARGS)

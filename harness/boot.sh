@@ -17,7 +17,8 @@
 # one vCPU thread (icount excludes multi-threaded TCG), and a guest clock
 # that advances exactly one ns per executed guest instruction and jumps over
 # idle time, so clock deltas in the guest count instructions (the cost job).
-# NOWAIT_SMP sets the number of vCPUs (default 2). The exit status is the
+# NOWAIT_SMP sets the number of vCPUs (default 2). NOWAIT_EXTRA_DISKS adds raw
+# disks, "SERIAL:SIZE ..." (the crash-replay job's log: logw:2G). The exit status is the
 # guest's, or 124 when the boot timed out, or 125 when the guest ended without
 # reporting one. A kernel splat in the console fails the boot even when the
 # job passed.
@@ -40,6 +41,13 @@ for fs in ext4 xfs btrfs vfat exfat ext2 swap ocfs2; do
 	fi
 	drives+=(-drive "file=$disks/$fs.img,if=none,id=$fs,format=raw,cache=none,aio=threads$throttle"
 		-device "virtio-blk-pci,drive=$fs,serial=$fs")
+done
+for extra in ${NOWAIT_EXTRA_DISKS:-}; do
+	name=${extra%%:*}
+	rm -f "$disks/$name.img"
+	truncate -s "${extra#*:}" "$disks/$name.img"
+	drives+=(-drive "file=$disks/$name.img,if=none,id=$name,format=raw,cache=none,aio=threads"
+		-device "virtio-blk-pci,drive=$name,serial=$name")
 done
 
 # Three virtfs exports of one host directory, for the guest's /mnt/9p

@@ -23,6 +23,8 @@ pkgs=(
 	ccache cpio xz-utils rsync git gcc-multilib
 	qemu-system-x86 busybox-static
 	e2fsprogs xfsprogs btrfs-progs dosfstools exfatprogs
+	# make crash-replay: dm-log-writes' control in the guest
+	dmsetup
 	liburing-dev fio gnuplot-nox jq pkgconf python3 trinity
 	python3-ply python3-git
 	# nowait-serve's tests and bench; nginx is the bench's peer, run by

@@ -26,6 +26,13 @@ copy_with_libs() {
 for tool in mkfs.ext4 mkfs.ext2 mke2fs mkfs.xfs mkfs.btrfs mkfs.vfat mkfs.exfat trinity; do
 	copy_with_libs "$(command -v "$tool" || echo "/sbin/$tool")"
 done
+# The crash-replay job's checkers and dm-log-writes' control (dmsetup).
+for tool in e2fsck xfs_repair btrfs fsck.vfat fsck.exfat dmsetup; do
+	copy_with_libs "$(command -v "$tool" || echo "/sbin/$tool")"
+done
+# fstests' replay-log, when harness/crash-replay.sh found it built
+# (harness/regress-suites.sh): NOWAIT_REPLAY_LOG names it.
+[ -z "${NOWAIT_REPLAY_LOG:-}" ] || copy_with_libs "$NOWAIT_REPLAY_LOG"
 
 # The network filesystems' servers and tools (guest/netfs.sh starts them):
 # tc for netem, knfsd's rpcbind, rpc.nfsd, rpc.mountd, exportfs and nfsdcld, ksmbd's
@@ -39,6 +46,7 @@ mkdir -p "$root"/etc/ksmbd "$root"/var/lib/nfs/{v4recovery,nfsdcld,rpc_pipefs} "
 cp -r /usr/lib/x86_64-linux-gnu/tc "$root/usr/lib/x86_64-linux-gnu/"
 cp /etc/services /etc/protocols /etc/rpc "$root/etc/"
 cp "$NOWAIT_ROOT/harness/guest/netfs.sh" "$root/etc/netfs.sh"
+cp "$NOWAIT_ROOT/harness/guest/crash-replay.sh" "$root/etc/crash-replay.sh"
 touch "$root"/var/lib/nfs/{etab,rmtab,xtab}
 # rpcbind drops its privileges to _rpc; ksmbd's user nowait needs a uid.
 cat >"$root/etc/passwd" <<'END'

@@ -8,7 +8,8 @@
 #            i386 (gcc -m32) into .../install/ltp32-COMMIT
 # The snapshots come from git mirrors: NOWAIT_FSTESTS_GIT, NOWAIT_LTP_GIT (a
 # bare repository or URL; default the mirrors fetched for this machine, else upstream).
-# NOWAIT_LTP_I386=0 leaves the i386 build out.
+# NOWAIT_LTP_I386=0 leaves the i386 build out; NOWAIT_LTP=0 leaves LTP out
+# (make crash-replay needs only fstests' src/log-writes/replay-log).
 # Our tests in the suites' own form (harness/regress/upstream/{fstests,ltp}/*.patch,
 # git format-patch files ready to post) are applied to the build copies, never
 # to the exported snapshots: a changed series is reverted and re-applied in
@@ -98,6 +99,7 @@ if [ "$(cat "$fstb/.built" 2>/dev/null)" != "$fsum" ]; then
 fi
 say "suites: fstests $(cut -c1-12 "$fst/.commit") built, with $(ls "$upstream"/fstests/*.patch 2>/dev/null | wc -l) patches of ours"
 echo "fstests $fstb"
+[ "${NOWAIT_LTP:-1}" = 0 ] && exit 0
 
 ltpsrc=$(snapshot ltp "${NOWAIT_LTP_GIT:-$(pick_git /work/.mirror/linux-test-project+ltp/repo https://github.com/linux-test-project/ltp.git)}")
 ltpc=$(cut -c1-12 "$ltpsrc/.commit")

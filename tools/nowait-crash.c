@@ -297,26 +297,6 @@ static bool page_is(const unsigned char *buf, size_t pg, size_t p,
 	return nowait_mismatch(buf + p * pg, pg, p * pg, seed) < 0;
 }
 
-/*
- * How far the mtime read back from the disk may be from the one stat()
- * showed before: vfat keeps 2 s and exfat 10 ms, but both show the
- * nanoseconds of the last update until the inode is read back.
- */
-static long long granularity_ns(const char *dir)
-{
-	struct statfs sf;
-
-	if (statfs(dir, &sf))
-		return 0;
-	switch ((uint32_t)sf.f_type) {
-	case MSDOS_SUPER_MAGIC:
-	case EXFAT_SUPER_MAGIC:
-		return 2000000000LL;
-	default:
-		return 0;
-	}
-}
-
 static bool check_dir(const char *dir)
 {
 	size_t pg = nowait_page(), size = FILE_PAGES * pg;
@@ -376,7 +356,7 @@ static bool check_dir(const char *dir)
 	 * is that write's. An earlier one is the synced update lost.
 	 */
 	unsynced_ok = rec.buffered > 0 && diff > 0 && diff <= UNSYNCED_MTIME_NS;
-	ok &= report(llabs(diff) <= granularity_ns(dir) || unsynced_ok, dir,
+	ok &= report(llabs(diff) <= nowait_mtime_slack_ns(dir) || unsynced_ok, dir,
 		     "mtime %lld.%09ld after the crash, %lld.%09ld after fsync before it%s",
 		     (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec,
 		     rec.mtime_sec, rec.mtime_nsec,

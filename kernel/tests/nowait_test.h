@@ -556,6 +556,27 @@ static inline bool nowait_in_guest(void)
 	return strstr(line, "nowait.job=") != NULL;
 }
 
+/*
+ * How far the mtime read back from the disk may be from the one stat()
+ * showed before: vfat keeps 2 s and exfat 10 ms, but both show the
+ * nanoseconds of the last update until the inode is read back
+ * (tools/nowait-crash.c, tools/nowait-replay-check.c).
+ */
+static inline long long nowait_mtime_slack_ns(const char *dir)
+{
+	struct statfs sf;
+
+	if (statfs(dir, &sf))
+		return 0;
+	switch ((uint32_t)sf.f_type) {
+	case MSDOS_SUPER_MAGIC:
+	case EXFAT_SUPER_MAGIC:
+		return 2000000000LL;
+	default:
+		return 0;
+	}
+}
+
 static inline bool nowait_write_file(const char *path, const char *text)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
