@@ -23,7 +23,10 @@ copy_with_libs() {
 		[ -e "$root$lib" ] || { mkdir -p "$root$(dirname "$lib")" && cp -L "$lib" "$root$lib"; }
 	done
 }
-for tool in mkfs.ext4 mkfs.ext2 mke2fs mkfs.xfs mkfs.btrfs mkfs.vfat mkfs.exfat trinity; do
+# The fsck of each filesystem, run without repairing by nowait_faults after
+# its injected failures.
+for tool in mkfs.ext4 mkfs.ext2 mke2fs mkfs.xfs mkfs.btrfs mkfs.vfat mkfs.exfat trinity \
+	e2fsck xfs_repair btrfs fsck.vfat fsck.exfat; do
 	copy_with_libs "$(command -v "$tool" || echo "/sbin/$tool")"
 done
 
