@@ -75,6 +75,24 @@ for (fs, path, phase), per in keyed.items():
             outc = ""
         line += f" | {r['calls']:>12} {r['injected']:>8} {r['bad']:>4} {outc:>36}"
     print(line)
+# Per filesystem, both ABIs summed: caller paths, worker windows, disk errors.
+print()
+print(f"{'filesystem':<10} | {'caller: calls':>13} {'injected':>8} {'bad':>4} | "
+      f"{'worker: windows':>15} {'injected':>8} {'bad':>4} | {'eio: calls':>10} {'bad':>4}")
+fss = []
+for r in rows:
+    if r["fs"] not in fss:
+        fss.append(r["fs"])
+for fs in fss:
+    def tot(pred, key):
+        return sum(r[key] for r in rows if r["fs"] == fs and pred(r))
+    caller = lambda r: r["phase"] == "caller"
+    worker = lambda r: r["phase"] == "worker" and not r["path"].startswith("eio_")
+    eio = lambda r: r["path"].startswith("eio_")
+    print(f"{fs:<10} | {tot(caller, 'calls'):>13} {tot(caller, 'injected'):>8} {tot(caller, 'bad'):>4} | "
+          f"{tot(worker, 'calls'):>15} {tot(worker, 'injected'):>8} {tot(worker, 'bad'):>4} | "
+          f"{tot(eio, 'calls'):>10} {tot(eio, 'bad'):>4}")
+print()
 for a in abis:
     sel = [r for r in rows if r["abi"] == a]
     print(f"total {a}: {sum(r['calls'] for r in sel)} calls, "

@@ -610,7 +610,8 @@ static const char *durable(FIXTURE_DATA(faults) *self, const FIXTURE_VARIANT(fau
 			   const struct timespec *old_mtime, off_t off, size_t len)
 {
 	static char what[NOWAIT_WHY_MAX];
-	struct stat st, back;
+	struct stat st, back = { 0 };
+	bool data_ok;
 
 	if (fstat(self->fd, &st) || !nowait_ts_after(st.st_mtim, *old_mtime))
 		return "the mtime of the write is lost";
@@ -618,14 +619,15 @@ static const char *durable(FIXTURE_DATA(faults) *self, const FIXTURE_VARIANT(fau
 		return NULL;
 	if (!cycle_mount(self, variant, true, false, what, sizeof(what)))
 		return what;
-	if (fstat(self->fd, &back) || !nowait_ts_equal(st.st_mtim, back.st_mtim)) {
-		snprintf(what, sizeof(what), "after a crash the mtime is %jd.%09ld, fsync() had %jd.%09ld",
+	data_ok = file_differs(self, off, (ssize_t)len, FILE_PAGES * self->pg) == -1;
+	if (fstat(self->fd, &back) || !nowait_ts_equal(st.st_mtim, back.st_mtim) || !data_ok) {
+		snprintf(what, sizeof(what),
+			 "after a crash the mtime is %jd.%09ld, fsync() had %jd.%09ld; the data %s",
 			 (intmax_t)back.st_mtim.tv_sec, back.st_mtim.tv_nsec,
-			 (intmax_t)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+			 (intmax_t)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+			 data_ok ? "is there" : "is not what fsync() made durable");
 		return what;
 	}
-	if (file_differs(self, off, (ssize_t)len, FILE_PAGES * self->pg) != -1)
-		return "after a crash the file is not what fsync() made durable";
 	return NULL;
 }
 
