@@ -35,8 +35,9 @@ log=$NOWAIT_OUT/console-faults$sfx.log json=$NOWAIT_OUT/faults$sfx.json
 append="NOWAIT_TEST_TIMEOUT=${NOWAIT_FAULTS_TIMEOUT:-2400}"
 [ -z "${NOWAIT_FAULTS_SELECT:-}" ] || append="$append NOWAIT_TESTS=nowait_faults.*@$NOWAIT_FAULTS_SELECT"
 [ -z "${NOWAIT_FAULTS_NTH:-}" ] || append="$append NOWAIT_FAULTS_NTH=$NOWAIT_FAULTS_NTH"
-# The debug kernel: more memory, and acpi=noirq (see check.sh --debug).
-[ -z "$debug" ] || { export NOWAIT_MEM=3072; append="acpi=noirq $append"; }
+# The debug kernel: more memory, acpi=noirq (see check.sh --debug), and
+# kmemleak scans after each filesystem.
+[ -z "$debug" ] || { export NOWAIT_MEM=3072; append="acpi=noirq NOWAIT_FAULTS_KMEMLEAK=1 $append"; }
 rc=0
 NOWAIT_APPEND="$append ${NOWAIT_APPEND:-}" phase "nowait_faults in QEMU" \
 	"$NOWAIT_ROOT/harness/boot.sh" "$kernel" "$NOWAIT_OUT/initramfs.cpio" faults "$log" \
