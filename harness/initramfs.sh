@@ -85,6 +85,9 @@ ksmbd.adduser -a nowait -p nowait-smb-pass -c "$root/etc/ksmbd/ksmbd.conf" \
 	-i "$root/etc/ksmbd/ksmbdpwd.db" >/dev/null
 
 cp "$NOWAIT_OUT"/tests/*.x86_64 "$NOWAIT_OUT"/tests/*.i386 "$root/tests/"
+# The opt-in programs (kernel/tests/Makefile's OPT_AREAS), for their own jobs.
+mkdir -p "$root/tests-opt"
+cp "$NOWAIT_OUT"/tests/opt/*.x86_64 "$NOWAIT_OUT"/tests/opt/*.i386 "$root/tests-opt/"
 cp "$NOWAIT_OUT"/tools/nowait-* "$root/bin/"
 ln -s nowait-probe.x86_64 "$root/bin/nowait-probe"
 # The benchmark, for the bench job, when harness/bench-guest.sh built it.
