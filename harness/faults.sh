@@ -33,7 +33,13 @@ kernel=$(kernel_for patched "$kernel" ${debug:+"$debug"})
 guest_image
 log=$NOWAIT_OUT/console-faults$sfx.log json=$NOWAIT_OUT/faults$sfx.json
 append="NOWAIT_TEST_TIMEOUT=${NOWAIT_FAULTS_TIMEOUT:-2400}"
-[ -z "${NOWAIT_FAULTS_SELECT:-}" ] || append="$append NOWAIT_TESTS=nowait_faults.*@$NOWAIT_FAULTS_SELECT"
+# NOWAIT_FAULTS_ABI=x86_64|i386 runs one build of the program, not both.
+prog=nowait_faults.${NOWAIT_FAULTS_ABI:-*}
+if [ -n "${NOWAIT_FAULTS_SELECT:-}" ]; then
+	append="$append NOWAIT_TESTS=$prog@$NOWAIT_FAULTS_SELECT"
+elif [ -n "${NOWAIT_FAULTS_ABI:-}" ]; then
+	append="$append NOWAIT_TESTS=$prog"
+fi
 [ -z "${NOWAIT_FAULTS_NTH:-}" ] || append="$append NOWAIT_FAULTS_NTH=$NOWAIT_FAULTS_NTH"
 # The debug kernel: more memory, acpi=noirq (see check.sh --debug), and
 # kmemleak scans after each filesystem.
