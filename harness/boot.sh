@@ -5,7 +5,7 @@
 #
 # JOB is check, demo, blockstat, blockstat-write, blockstat-netfs, blockstat-hostile,
 # bench, cost, uring-qd,
-# fuzz, crash-write, crash-check or shell (see guest/init). Each filesystem the
+# fuzz, faults, crash-write, crash-check or shell (see guest/init). Each filesystem the
 # guest makes gets its own sparse virtio disk, and the guest's two 9p mounts share one
 # host directory, $NOWAIT_OUT/9p-export (guest/netfs.sh); NOWAIT_READ_IOPS, when set, throttles
 # reads from every disk to that many per second, a slow disk that makes

@@ -23,11 +23,11 @@ copy_with_libs() {
 		[ -e "$root$lib" ] || { mkdir -p "$root$(dirname "$lib")" && cp -L "$lib" "$root$lib"; }
 	done
 }
-for tool in mkfs.ext4 mkfs.ext2 mke2fs mkfs.xfs mkfs.btrfs mkfs.vfat mkfs.exfat trinity; do
-	copy_with_libs "$(command -v "$tool" || echo "/sbin/$tool")"
-done
-# The crash-replay job's checkers and dm-log-writes' control (dmsetup).
-for tool in e2fsck xfs_repair btrfs fsck.vfat fsck.exfat dmsetup; do
+# The filesystems' mkfs; their fsck, which nowait_faults (after its injected
+# failures) and the crash-replay job (on each replayed state) run without
+# repairing; and dm-log-writes' control (dmsetup), for crash-replay.
+for tool in mkfs.ext4 mkfs.ext2 mke2fs mkfs.xfs mkfs.btrfs mkfs.vfat mkfs.exfat trinity \
+	e2fsck xfs_repair btrfs fsck.vfat fsck.exfat dmsetup; do
 	copy_with_libs "$(command -v "$tool" || echo "/sbin/$tool")"
 done
 # fstests' replay-log, when harness/crash-replay.sh found it built
@@ -90,6 +90,9 @@ ksmbd.adduser -a nowait -p nowait-smb-pass -c "$root/etc/ksmbd/ksmbd.conf" \
 	-i "$root/etc/ksmbd/ksmbdpwd.db" >/dev/null
 
 cp "$NOWAIT_OUT"/tests/*.x86_64 "$NOWAIT_OUT"/tests/*.i386 "$root/tests/"
+# The opt-in programs (kernel/tests/Makefile's OPT_AREAS), for their own jobs.
+mkdir -p "$root/tests-opt"
+cp "$NOWAIT_OUT"/tests/opt/*.x86_64 "$NOWAIT_OUT"/tests/opt/*.i386 "$root/tests-opt/"
 cp "$NOWAIT_OUT"/tools/nowait-* "$root/bin/"
 ln -s nowait-probe.x86_64 "$root/bin/nowait-probe"
 # The benchmark, for the bench job, when harness/bench-guest.sh built it.
