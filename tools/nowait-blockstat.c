@@ -561,6 +561,15 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* A phase's "other_errno" value: its last other errno, or null without one */
+static void json_other_errno(FILE *f, const struct phase *p)
+{
+	if (p->n[OTHER])
+		json_str(f, p->other_errno ? nowait_errname(p->other_errno) : "0");
+	else
+		fputs("null", f);
+}
+
 /* A number with @prec decimals; a negative one is null (not measured). */
 static void json_num(FILE *f, const char *key, double v, int prec,
 		     const char *sep)
@@ -1168,10 +1177,7 @@ static void json_wphase(FILE *f, const char *name, const struct phase *p,
 		"\"short\": %u, \"eagain\": %u, \"other\": %u, \"other_errno\": ",
 		name, phase_calls(p), p->n[HIT], p->n[SHORT], p->n[MISS],
 		p->n[OTHER]);
-	if (p->n[OTHER])
-		json_str(f, p->other_errno ? nowait_errname(p->other_errno) : "0");
-	else
-		fputs("null", f);
+	json_other_errno(f, p);
 	fprintf(f, ", \"slept\": %u,\n     ", p->slept);
 	json_dist(f, "written_us", p->ns[HIT], p->n[HIT], 99, ", ");
 	json_dist(f, "eagain_us", p->ns[MISS], p->n[MISS], 99, ",\n     ");
@@ -1522,10 +1528,7 @@ static void hostile_main(struct hostile *h, const char *release, const char *jso
 			fprintf(f, "%s\n    \"%s\": {\"calls\": %u, \"done\": %u, \"eagain\": %u, "
 				"\"other\": %u, \"other_errno\": ", k ? "," : "", hkind_name[k],
 				phase_calls(p), p->n[HIT] + p->n[SHORT], p->n[MISS], p->n[OTHER]);
-			if (p->n[OTHER])
-				json_str(f, p->other_errno ? nowait_errname(p->other_errno) : "0");
-			else
-				fputs("null", f);
+			json_other_errno(f, p);
 			fprintf(f, ", \"slept\": %u, ", p->slept);
 			json_dist(f, "done_us", p->ns[HIT], p->n[HIT], 99, ", ");
 			json_dist(f, "eagain_us", p->ns[MISS], p->n[MISS], 99, "}");
