@@ -1132,10 +1132,12 @@ static inline int nowait_buffered_write_errno(const struct nowait_fs *fs)
  * unless @how has NOWAIT_RETRY_SHORT_OK: then the next tries write the
  * rest. Never sleeps (NOWAIT_PWRITE), but with NOWAIT_RETRY_WAITS_FOR_IO,
  * for a synchronous O_DIRECT write, which sleeps on its own I/O. @off -1 is
- * the file position (O_APPEND). Evaluates to the number of EAGAINs.
+ * the file position (O_APPEND); NOWAIT_RETRY_APPEND adds RWF_APPEND, which
+ * appends whatever @off says. Evaluates to the number of EAGAINs.
  */
 #define NOWAIT_RETRY_SHORT_OK		1
 #define NOWAIT_RETRY_WAITS_FOR_IO	2
+#define NOWAIT_RETRY_APPEND		4
 #define NOWAIT_RETRY_MAX		2000
 #define NOWAIT_WRITE_RETRYING(fd, buf, len, off, how) ({		\
 	const unsigned char *b_ = (const unsigned char *)(buf);	\
@@ -1145,7 +1147,9 @@ static inline int nowait_buffered_write_errno(const struct nowait_fs *fs)
 	while (l_) {							\
 		ssize_t r_ = ((how) & NOWAIT_RETRY_WAITS_FOR_IO) ?	\
 			nowait_pwritev2((fd), b_, l_, o_, RWF_NOWAIT) :	\
-			NOWAIT_PWRITE((fd), b_, l_, o_, 0);		\
+			NOWAIT_PWRITE((fd), b_, l_, o_,			\
+				      ((how) & NOWAIT_RETRY_APPEND) ?	\
+				      RWF_APPEND : 0);			\
 									\
 		if (r_ > 0) {						\
 			ASSERT_TRUE(r_ == (ssize_t)l_ ||		\
