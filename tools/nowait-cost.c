@@ -41,6 +41,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nowait_die.h"
+
 #ifndef RWF_NOWAIT
 #define RWF_NOWAIT 0x00000008	/* uapi value; older glibc headers lack it */
 #endif
@@ -61,19 +63,6 @@ struct cell {
 	double linearity;	/* median loop of 2N over median loop of N */
 	double *samples;	/* per call, one per loop of N */
 };
-
-static _Noreturn void die(const char *fmt, ...)
-{
-	int err = errno;
-	va_list ap;
-
-	fputs("nowait-cost: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, ": %s\n", strerror(err));
-	exit(1);
-}
 
 static int64_t now_ns(void)
 {

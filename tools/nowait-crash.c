@@ -33,6 +33,7 @@
  * took it and lost the mtime. An overwrite, not an append: an append's
  * new size is logged when its data is written back, times included.
  */
+#include "nowait_die.h"
 #include "nowait_test.h"
 
 #include <stdarg.h>
@@ -59,18 +60,6 @@ struct record {
 	long long mtime_sec;
 	long mtime_nsec;
 };
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "nowait-crash: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, ": %s\n", strerror(errno));
-	va_end(ap);
-	exit(1);
-}
 
 static void sync_dir(const char *dir)
 {

@@ -19,6 +19,7 @@
  * is the journal's. Each thread's operations follow from the seed alone;
  * how the threads interleave does not. The seed is printed.
  */
+#include "nowait_die.h"
 #include "nowait_test.h"
 #include "nowait_replay.h"
 
@@ -73,19 +74,6 @@ static pthread_mutex_t mark_lock = PTHREAD_MUTEX_INITIALIZER;
  * writes, truncates and renames of the other threads still run beside it.
  */
 static pthread_mutex_t fsync_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-	int e = errno;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "nowait-replay-load: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, ": %s\n", strerror(e));
-	va_end(ap);
-	exit(1);
-}
 
 /* xorshift64*: each thread's own sequence, from the seed alone */
 static uint32_t rnd(struct thread *t, uint32_t below)

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "nowait_ring.h"
+#include "nowait_die.h"
 #include "nowait_test.h"
 
 #define BLOCK	4096
@@ -57,21 +58,6 @@ struct run {
 	double submit_p99_us, submit_max_us;
 	double cpu_us_per_read;
 };
-
-static _Noreturn void die(const char *fmt, ...)
-{
-	va_list ap;
-	int err = errno;
-
-	fputs("nowait-uring-qd: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	if (err)
-		fprintf(stderr, ": %s", strerror(err));
-	fputc('\n', stderr);
-	exit(1);
-}
 
 static int64_t now_ns(void)
 {
